@@ -1,0 +1,133 @@
+"""Operators: binary, unary, comparison, identity, membership, subscription."""
+from .registry import opcode
+
+
+@opcode("BINARY_OP")
+def binary_op(vm, frame, ins):
+    """``(lhs, rhs -- result)`` Apply binary or in-place operator number ``arg``
+    (``NB_ADD`` ... ``NB_INPLACE_XOR``; ``dis._nb_ops`` names them).
+
+    Data model: ``__op__``, then reflected ``__rop__`` (first, if the right
+    operand's type is a subclass that overrides it), honouring
+    ``NotImplemented``; in-place forms try ``__iop__`` first.  Python
+    dunders are interpreted.
+    RefGraph: with a tensor operand, an FX node for the operator; an
+    in-place operator on an outside tensor is an input mutation kept in the
+    graph.
+    """
+    stack = frame.stack
+    rhs = stack.pop()
+    stack[-1] = vm.binary_op(ins.argval, stack[-1], rhs)
+
+
+@opcode("UNARY_NEGATIVE")
+def unary_negative(vm, frame, ins):
+    """``(value -- -value)`` ``__neg__``.
+
+    RefGraph: an FX node for a tensor operand.
+    """
+    frame.stack[-1] = vm.unary_op("UNARY_NEGATIVE", frame.stack[-1])
+
+
+@opcode("UNARY_POSITIVE")
+def unary_positive(vm, frame, ins):
+    """``(value -- +value)`` ``__pos__``.
+
+    RefGraph: an FX node for a tensor operand.
+    """
+    frame.stack[-1] = vm.unary_op("UNARY_POSITIVE", frame.stack[-1])
+
+
+@opcode("UNARY_INVERT")
+def unary_invert(vm, frame, ins):
+    """``(value -- ~value)`` ``__invert__``.
+
+    RefGraph: an FX node for a tensor operand.
+    """
+    frame.stack[-1] = vm.unary_op("UNARY_INVERT", frame.stack[-1])
+
+
+@opcode("UNARY_NOT")
+def unary_not(vm, frame, ins):
+    """``(value -- not value)`` Boolean negation via ``__bool__``/``__len__``.
+
+    RefGraph: on a value derived from tensor data, a data-dependent use
+    (a break, or a rewrite into the graph).
+    """
+    frame.stack[-1] = not vm.truth(frame.stack[-1])
+
+
+@opcode("COMPARE_OP")
+def compare_op(vm, frame, ins):
+    """``(lhs, rhs -- result)`` Rich comparison ``<``, ``<=``, ``==``, ``!=``,
+    ``>``, ``>=`` (3.11: ``cmp_op[arg]``).
+
+    Reflected method first when the right operand's type is a subclass;
+    ``==``/``!=`` fall back to identity.
+    RefGraph: an FX node for tensor operands; a comparison of guarded Python
+    values is folded (the guard already fixes both sides).
+    """
+    stack = frame.stack
+    rhs = stack.pop()
+    stack[-1] = vm.compare(ins.argval, stack[-1], rhs)
+
+
+@opcode("IS_OP")
+def is_op(vm, frame, ins):
+    """``(lhs, rhs -- bool)`` ``lhs is rhs`` (``is not`` when ``arg`` is 1).
+
+    RefGraph: an identity test of outside objects becomes an identity guard.
+    """
+    stack = frame.stack
+    rhs = stack.pop()
+    stack[-1] = (stack[-1] is rhs) is not bool(ins.arg)
+
+
+@opcode("CONTAINS_OP")
+def contains_op(vm, frame, ins):
+    """``(item, container -- bool)`` ``item in container`` (``not in`` when
+    ``arg`` is 1), via ``__contains__``, else iteration.
+
+    RefGraph: a membership test on an outside container is a read guarded on
+    its contents (dict keys, list items).
+    """
+    stack = frame.stack
+    container = stack.pop()
+    stack[-1] = vm.contains(container, stack[-1]) is not bool(ins.arg)
+
+
+@opcode("BINARY_SUBSCR")
+def binary_subscr(vm, frame, ins):
+    """``(container, key -- value)`` ``container[key]``, via ``__getitem__``
+    (``__class_getitem__`` for a class, ``__missing__`` for dict subclasses).
+
+    RefGraph: on a container with a path, a read of ``Item(path, key)``; on
+    a tensor, an FX indexing node.
+    """
+    stack = frame.stack
+    key = stack.pop()
+    stack[-1] = vm.getitem(stack[-1], key)
+
+
+@opcode("STORE_SUBSCR")
+def store_subscr(vm, frame, ins):
+    """``(value, container, key -- )`` ``container[key] = value``.
+
+    RefGraph: on an outside container, a write of ``Item(path, key)`` the mock
+    replays; on a tensor, an in-place FX node.
+    """
+    stack = frame.stack
+    key = stack.pop()
+    container = stack.pop()
+    vm.setitem(container, key, stack.pop())
+
+
+@opcode("DELETE_SUBSCR")
+def delete_subscr(vm, frame, ins):
+    """``(container, key -- )`` ``del container[key]``.
+
+    RefGraph: on an outside container, a write (deletion) of ``Item(path, key)``.
+    """
+    stack = frame.stack
+    key = stack.pop()
+    vm.delitem(stack.pop(), key)

@@ -1,0 +1,274 @@
+"""Building containers, slices and strings; unpacking."""
+from .registry import opcode
+
+
+def pop_n(stack, n):
+    """Pop the top ``n`` items, returned in stack order (deepest first)."""
+    base = len(stack) - n
+    items = stack[base:]
+    del stack[base:]
+    return items
+
+
+@opcode("BUILD_TUPLE")
+def build_tuple(vm, frame, ins):
+    """``(item_1 ... item_n -- tuple)`` Build a tuple of the top ``arg`` items.
+
+    RefGraph: a container created by the run; its items keep their nodes.
+    """
+    frame.stack.append(tuple(pop_n(frame.stack, ins.arg)))
+
+
+@opcode("BUILD_LIST")
+def build_list(vm, frame, ins):
+    """``(item_1 ... item_n -- list)`` Build a list of the top ``arg`` items.
+
+    RefGraph: a container created by the run.
+    """
+    frame.stack.append(pop_n(frame.stack, ins.arg))
+
+
+@opcode("BUILD_SET")
+def build_set(vm, frame, ins):
+    """``(item_1 ... item_n -- set)`` Build a set, adding items in order.
+
+    RefGraph: a container created by the run.
+    """
+    frame.stack.append(set(pop_n(frame.stack, ins.arg)))
+
+
+@opcode("BUILD_MAP")
+def build_map(vm, frame, ins):
+    """``(key_1, value_1 ... key_n, value_n -- dict)`` Build a dict of ``arg``
+    pairs, inserted in order.
+
+    RefGraph: a container created by the run.
+    """
+    items = pop_n(frame.stack, 2 * ins.arg)
+    result = {}
+    for i in range(0, len(items), 2):
+        result[items[i]] = items[i + 1]
+    frame.stack.append(result)
+
+
+@opcode("BUILD_CONST_KEY_MAP")
+def build_const_key_map(vm, frame, ins):
+    """``(value_1 ... value_n, keys -- dict)`` Build a dict from a constant
+    tuple of keys and ``arg`` values.
+
+    RefGraph: a container created by the run.
+    """
+    stack = frame.stack
+    keys = stack.pop()
+    values = pop_n(stack, ins.arg)
+    stack.append(dict(zip(keys, values)))
+
+
+@opcode("BUILD_STRING")
+def build_string(vm, frame, ins):
+    """``(piece_1 ... piece_n -- str)`` Concatenate ``arg`` strings (f-strings).
+
+    RefGraph: a string derived from its pieces; a piece formatted from a
+    tensor's data is data-dependent.
+    """
+    frame.stack.append("".join(pop_n(frame.stack, ins.arg)))
+
+
+@opcode("BUILD_SLICE")
+def build_slice(vm, frame, ins):
+    """``(start, stop[, step] -- slice)`` Build a slice (``arg`` is 2 or 3).
+
+    RefGraph: a value created by the run.
+    """
+    frame.stack.append(slice(*pop_n(frame.stack, ins.arg)))
+
+
+@opcode("LIST_APPEND")
+def list_append(vm, frame, ins):
+    """``(list, [arg-1 items], value -- list, [arg-1 items])`` Append to the
+    list ``arg`` entries down (list comprehensions).
+
+    RefGraph: the list is created by the run; no outside write.
+    """
+    stack = frame.stack
+    value = stack.pop()
+    stack[-ins.arg].append(value)
+
+
+@opcode("SET_ADD")
+def set_add(vm, frame, ins):
+    """``(set, [arg-1 items], value -- set, [arg-1 items])`` Add to the set
+    ``arg`` entries down (set comprehensions).
+
+    RefGraph: none (a set created by the run).
+    """
+    stack = frame.stack
+    value = stack.pop()
+    stack[-ins.arg].add(value)
+
+
+@opcode("MAP_ADD")
+def map_add(vm, frame, ins):
+    """``(dict, [arg-1 items], key, value -- dict, [arg-1 items])`` Set
+    ``dict[key] = value`` for a dict comprehension.
+
+    RefGraph: none (a dict created by the run).
+    """
+    stack = frame.stack
+    value = stack.pop()
+    key = stack.pop()
+    stack[-ins.arg][key] = value
+
+
+def _not_iterable(vm, value):
+    tp = type(value)
+    return vm.lookup(tp, "__iter__") is vm.MISSING and vm.lookup(tp, "__getitem__") is vm.MISSING
+
+
+@opcode("LIST_EXTEND")
+def list_extend(vm, frame, ins):
+    """``(list, [arg-1 items], iterable -- list, [arg-1 items])`` Extend the
+    list ``arg`` entries down (``[*a, *b]``, star-args).
+
+    RefGraph: reads every item of ``iterable`` (a length guard if it is an
+    outside sequence).
+    """
+    stack = frame.stack
+    iterable = stack.pop()
+    target = stack[-ins.arg]
+    if type(iterable) in (list, tuple):
+        target.extend(iterable)
+        return
+    if _not_iterable(vm, iterable):
+        raise TypeError("Value after * must be an iterable, not %s" % type(iterable).__name__)
+    target.extend(vm.iterate(iterable))
+
+
+@opcode("SET_UPDATE")
+def set_update(vm, frame, ins):
+    """``(set, [arg-1 items], iterable -- set, [arg-1 items])`` Add every item
+    of ``iterable`` to the set ``arg`` entries down (``{*a, *b}``).
+
+    RefGraph: reads every item of ``iterable``.
+    """
+    stack = frame.stack
+    iterable = stack.pop()
+    stack[-ins.arg].update(vm.iterate(iterable))
+
+
+@opcode("DICT_UPDATE")
+def dict_update(vm, frame, ins):
+    """``(dict, [arg-1 items], mapping -- dict, [arg-1 items])`` ``dict.update``
+    for ``{**a, **b}``; later keys win.
+
+    RefGraph: reads the keys and values of ``mapping`` (a key guard if outside).
+    """
+    stack = frame.stack
+    mapping = stack.pop()
+    target = stack[-ins.arg]
+    if type(mapping) is dict:
+        target.update(mapping)
+        return
+    try:
+        keys = vm.load_attr(mapping, "keys")
+    except AttributeError:
+        keys = None
+    if keys is None:
+        raise TypeError("'%s' object is not a mapping" % type(mapping).__name__)
+    for key in vm.iterate(vm.call(keys, ())):
+        target[key] = vm.getitem(mapping, key)
+
+
+@opcode("DICT_MERGE")
+def dict_merge(vm, frame, ins):
+    """``(callable, ..., dict, [arg-1 items], mapping -- ..., dict, [...])``
+    Merge ``**mapping`` into the keyword dict of a call; a repeated key is a
+    ``TypeError`` naming the callee.
+
+    RefGraph: reads the keys and values of ``mapping``.
+    """
+    stack = frame.stack
+    mapping = stack.pop()
+    target = stack[-ins.arg]
+    func = stack[-ins.arg - 2]
+    if type(mapping) is dict:
+        pairs = mapping.items()
+    else:
+        try:
+            keys = vm.load_attr(mapping, "keys")
+        except AttributeError:
+            keys = None
+        if keys is None:
+            raise TypeError("%s argument after ** must be a mapping, not %s"
+                            % (vm.function_str(func), type(mapping).__name__))
+        pairs = [(k, vm.getitem(mapping, k)) for k in vm.iterate(vm.call(keys, ()))]
+    for key, value in pairs:
+        if key in target:
+            if type(key) is str:
+                raise TypeError("%s got multiple values for keyword argument '%s'"
+                                % (vm.function_str(func), key))
+            raise TypeError("%s keywords must be strings" % vm.function_str(func))
+        target[key] = value
+
+
+@opcode("LIST_TO_TUPLE")
+def list_to_tuple(vm, frame, ins):
+    """``(list -- tuple)`` Convert the list built for star-args into a tuple.
+
+    RefGraph: none.
+    """
+    frame.stack[-1] = tuple(frame.stack[-1])
+
+
+_CONVERSIONS = {1: "to_str", 2: "to_repr", 3: "to_ascii"}
+
+
+@opcode("FORMAT_VALUE")
+def format_value(vm, frame, ins):
+    """``(value[, spec] -- str)`` Format one f-string field: convert with
+    ``str``/``repr``/``ascii`` (``arg & 3``), then ``format(value, spec)``
+    (spec on the stack if ``arg & 4``).
+
+    ``__str__``/``__repr__``/``__format__`` written in Python are interpreted.
+    RefGraph: formatting a tensor reads its data (data-dependent text);
+    formatting a shape reads guarded metadata.
+    """
+    stack = frame.stack
+    spec = stack.pop() if ins.arg & 4 else ""
+    value = stack.pop()
+    conversion = ins.arg & 3
+    if conversion:
+        value = getattr(vm, _CONVERSIONS[conversion])(value)
+    if type(value) is str and not spec:
+        stack.append(value)
+    else:
+        stack.append(vm.format(value, spec))
+
+
+@opcode("UNPACK_SEQUENCE")
+def unpack_sequence(vm, frame, ins):
+    """``(seq -- item_n ... item_1)`` Unpack exactly ``arg`` items, pushed so
+    that the first item is on top.
+
+    RefGraph: reads ``Item(path, i)`` of an outside sequence, plus a length
+    guard.
+    """
+    stack = frame.stack
+    seq = stack.pop()
+    n = ins.arg
+    if type(seq) in (tuple, list) and len(seq) == n:
+        stack.extend(reversed(seq))
+        return
+    stack.extend(reversed(vm.unpack(seq, n, -1)))
+
+
+@opcode("UNPACK_EX")
+def unpack_ex(vm, frame, ins):
+    """``(seq -- after_m ... list, ... before_1)`` Starred unpacking: ``arg &
+    0xFF`` items before the star, ``arg >> 8`` after; the star gets a list.
+
+    RefGraph: as ``UNPACK_SEQUENCE``, with a minimum-length guard.
+    """
+    stack = frame.stack
+    seq = stack.pop()
+    stack.extend(reversed(vm.unpack(seq, ins.arg & 0xFF, ins.arg >> 8)))

@@ -1,0 +1,292 @@
+"""Loading, storing and deleting names: constants, locals, cells, globals,
+namespace names and attributes."""
+from types import CellType
+
+from .registry import opcode
+from .signals import NULL
+
+
+def _unbound_local(name):
+    return UnboundLocalError(
+        "cannot access local variable '%s' where it is not associated with a value" % name)
+
+
+def _unbound_free(name):
+    return NameError(
+        "cannot access free variable '%s' where it is not associated with a value"
+        " in enclosing scope" % name, name=name)
+
+
+def _not_defined(name):
+    return NameError("name '%s' is not defined" % name, name=name)
+
+
+@opcode("LOAD_CONST")
+def load_const(vm, frame, ins):
+    """``( -- value)`` Push ``co_consts[arg]``.
+
+    RefGraph: a constant of the code object; never guarded (the code object
+    itself is what the guard pins).
+    """
+    frame.stack.append(ins.argval)
+
+
+@opcode("LOAD_FAST")
+def load_fast(vm, frame, ins):
+    """``( -- value)`` Push local variable ``arg``; ``UnboundLocalError`` if unbound.
+
+    RefGraph: on the first read of a parameter, the value's node gets the
+    access path ``Arg(name)``.
+    """
+    value = frame.fast[ins.argval]
+    if value is NULL:
+        raise _unbound_local(ins.flag)
+    frame.stack.append(value)
+
+
+@opcode("STORE_FAST")
+def store_fast(vm, frame, ins):
+    """``(value -- )`` Bind local variable ``arg``.
+
+    RefGraph: none; locals are internal to the run.
+    """
+    frame.fast[ins.argval] = frame.stack.pop()
+
+
+@opcode("DELETE_FAST")
+def delete_fast(vm, frame, ins):
+    """``( -- )`` Unbind local variable ``arg``; ``UnboundLocalError`` if unbound.
+
+    RefGraph: none.
+    """
+    if frame.fast[ins.argval] is NULL:
+        raise _unbound_local(ins.flag)
+    frame.fast[ins.argval] = NULL
+
+
+@opcode("MAKE_CELL")
+def make_cell(vm, frame, ins):
+    """``( -- )`` Replace local slot ``arg`` by a new cell holding its value
+    (an empty cell if unbound), at function entry.
+
+    RefGraph: none; the cell is created by the run.
+    """
+    value = frame.fast[ins.argval]
+    frame.fast[ins.argval] = CellType() if value is NULL else CellType(value)
+
+
+@opcode("COPY_FREE_VARS")
+def copy_free_vars(vm, frame, ins):
+    """``( -- )`` Copy the function's closure cells into the last ``arg``
+    local slots, at function entry.
+
+    RefGraph: each cell is reachable as ``Cell(name)`` of the function.
+    """
+    n = ins.arg
+    frame.fast[len(frame.fast) - n:] = frame.func.__closure__
+
+
+@opcode("LOAD_CLOSURE")
+def load_closure(vm, frame, ins):
+    """``( -- cell)`` Push the cell object in slot ``arg`` (to build a closure).
+
+    RefGraph: none.
+    """
+    frame.stack.append(frame.fast[ins.argval])
+
+
+def _cell_error(frame, index, name):
+    if index >= len(frame.fast) - len(frame.code.co_freevars):
+        return _unbound_free(name)
+    return _unbound_local(name)
+
+
+@opcode("LOAD_DEREF")
+def load_deref(vm, frame, ins):
+    """``( -- value)`` Push the contents of the cell in slot ``arg``.
+
+    An empty cell raises ``NameError`` for a free variable and
+    ``UnboundLocalError`` for the function's own cell variable.
+    RefGraph: a read of ``Cell(name)``: a guard candidate for free variables.
+    """
+    try:
+        value = frame.fast[ins.argval].cell_contents
+    except ValueError:
+        value = NULL
+    if value is NULL:
+        raise _cell_error(frame, ins.argval, ins.flag)
+    frame.stack.append(value)
+
+
+@opcode("STORE_DEREF")
+def store_deref(vm, frame, ins):
+    """``(value -- )`` Store into the cell in slot ``arg``.
+
+    RefGraph: for a free variable, a write of ``Cell(name)`` (a side effect
+    the mock replays).
+    """
+    frame.fast[ins.argval].cell_contents = frame.stack.pop()
+
+
+@opcode("DELETE_DEREF")
+def delete_deref(vm, frame, ins):
+    """``( -- )`` Empty the cell in slot ``arg``; error if already empty.
+
+    RefGraph: for a free variable, a write (deletion) of ``Cell(name)``.
+    """
+    cell = frame.fast[ins.argval]
+    try:
+        cell.cell_contents
+    except ValueError:
+        cell = NULL
+    if cell is NULL:
+        raise _cell_error(frame, ins.argval, ins.flag)
+    del cell.cell_contents
+
+
+@opcode("LOAD_GLOBAL")
+def load_global(vm, frame, ins):
+    """``( -- [NULL], value)`` Push global ``name``, falling back to builtins.
+
+    On 3.11 the low bit of ``arg`` asks for a NULL first (for a call).
+    ``NameError`` if the name is in neither namespace.
+    RefGraph: a read of ``Global(name)`` (or ``Builtin(name)``): a guard
+    candidate, usually an identity guard on a function or module.
+    """
+    name = ins.argval
+    value = frame.globals.get(name, NULL)
+    if value is NULL:
+        value = frame.builtins.get(name, NULL)
+        if value is NULL:
+            raise _not_defined(name)
+    if ins.flag:
+        frame.stack.append(NULL)
+    frame.stack.append(value)
+
+
+@opcode("STORE_GLOBAL")
+def store_global(vm, frame, ins):
+    """``(value -- )`` Bind global ``name``.
+
+    RefGraph: a write of ``Global(name)``; later reads in the run see the
+    new value, and the mock replays the store.
+    """
+    frame.globals[ins.argval] = frame.stack.pop()
+
+
+@opcode("DELETE_GLOBAL")
+def delete_global(vm, frame, ins):
+    """``( -- )`` Delete global ``name``; ``NameError`` if it is not bound.
+
+    RefGraph: a write (deletion) of ``Global(name)``.
+    """
+    name = ins.argval
+    if name not in frame.globals:
+        raise _not_defined(name)
+    del frame.globals[name]
+
+
+def _namespace_get(mapping, name):
+    if type(mapping) is dict:
+        return mapping.get(name, NULL)
+    try:
+        return mapping[name]
+    except KeyError:
+        return NULL
+
+
+@opcode("LOAD_NAME")
+def load_name(vm, frame, ins):
+    """``( -- value)`` Push ``name`` from the locals mapping, else globals,
+    else builtins (module and class bodies, ``exec``).
+
+    RefGraph: a read of the namespace entry it was found in.
+    """
+    name = ins.argval
+    if frame.locals is None:
+        raise SystemError("no locals when loading %r" % name)
+    value = _namespace_get(frame.locals, name)
+    if value is NULL:
+        value = _namespace_get(frame.globals, name)
+        if value is NULL:
+            value = _namespace_get(frame.builtins, name)
+            if value is NULL:
+                raise _not_defined(name)
+    frame.stack.append(value)
+
+
+@opcode("STORE_NAME")
+def store_name(vm, frame, ins):
+    """``(value -- )`` Bind ``name`` in the locals mapping.
+
+    RefGraph: a write to the namespace (module globals at module level).
+    """
+    if frame.locals is None:
+        raise SystemError("no locals found when storing %r" % ins.argval)
+    frame.locals[ins.argval] = frame.stack.pop()
+
+
+@opcode("DELETE_NAME")
+def delete_name(vm, frame, ins):
+    """``( -- )`` Delete ``name`` from the locals mapping; ``NameError`` if absent.
+
+    RefGraph: a write (deletion) to the namespace.
+    """
+    name = ins.argval
+    if frame.locals is None:
+        raise SystemError("no locals when deleting %r" % name)
+    try:
+        del frame.locals[name]
+        return
+    except KeyError:
+        pass
+    raise _not_defined(name)
+
+
+@opcode("LOAD_ATTR")
+def load_attr(vm, frame, ins):
+    """``(owner -- value)`` Push ``owner.name``.
+
+    Follows the data model: a Python ``__getattribute__``, property getter,
+    descriptor ``__get__`` or ``__getattr__`` is interpreted.
+    RefGraph: if ``owner`` has an access path, a read of
+    ``Attr(path, name)``, and the result gets that path.
+    """
+    stack = frame.stack
+    stack[-1] = vm.load_attr(stack[-1], ins.argval)
+
+
+@opcode("STORE_ATTR")
+def store_attr(vm, frame, ins):
+    """``(value, owner -- )`` ``owner.name = value``.
+
+    A Python ``__setattr__``/``__set__``/property setter is interpreted.
+    RefGraph: on an outside object, a write of ``Attr(path, name)``; later
+    reads in the same run see the new value; the mock replays the write.
+    """
+    stack = frame.stack
+    owner = stack.pop()
+    vm.store_attr(owner, ins.argval, stack.pop())
+
+
+@opcode("DELETE_ATTR")
+def delete_attr(vm, frame, ins):
+    """``(owner -- )`` ``del owner.name``.
+
+    RefGraph: on an outside object, a write (deletion) of ``Attr(path, name)``.
+    """
+    vm.delete_attr(frame.stack.pop(), ins.argval)
+
+
+@opcode("SETUP_ANNOTATIONS")
+def setup_annotations(vm, frame, ins):
+    """``( -- )`` Create ``__annotations__ = {}`` in the locals mapping if
+    missing (module and class bodies with annotations).
+
+    RefGraph: none (a namespace being built by the run).
+    """
+    ns = frame.locals
+    if ns is None:
+        raise SystemError("no locals found when setting up annotations")
+    if _namespace_get(ns, "__annotations__") is NULL:
+        ns["__annotations__"] = {}

@@ -1,0 +1,126 @@
+"""Structural pattern matching (``match``/``case``)."""
+from .registry import opcode
+
+_TPFLAGS_SEQUENCE = 1 << 5
+_TPFLAGS_MAPPING = 1 << 6
+_TPFLAGS_MATCH_SELF = 1 << 22
+
+
+@opcode("MATCH_MAPPING")
+def match_mapping(vm, frame, ins):
+    """``(subject -- subject, bool)`` Is the subject's type a mapping
+    (``Py_TPFLAGS_MAPPING``: dict, ``collections.abc.Mapping``...)?
+
+    RefGraph: a type guard on the subject.
+    """
+    frame.stack.append(bool(type(frame.stack[-1]).__flags__ & _TPFLAGS_MAPPING))
+
+
+@opcode("MATCH_SEQUENCE")
+def match_sequence(vm, frame, ins):
+    """``(subject -- subject, bool)`` Is the subject's type a sequence for
+    matching (``Py_TPFLAGS_SEQUENCE``: list, tuple, ``Sequence``; not str)?
+
+    RefGraph: a type guard on the subject.
+    """
+    frame.stack.append(bool(type(frame.stack[-1]).__flags__ & _TPFLAGS_SEQUENCE))
+
+
+@opcode("MATCH_KEYS")
+def match_keys(vm, frame, ins):
+    """``(subject, keys -- subject, keys, values_or_None)`` Mapping pattern:
+    look up every key with ``subject.get(key, <dummy>)``; push the tuple of
+    values, or None if a key is missing.  A repeated key is a ``ValueError``.
+
+    RefGraph: reads ``Item(path, key)`` of an outside mapping, with key
+    guards.
+    """
+    stack = frame.stack
+    keys = stack[-1]
+    subject = stack[-2]
+    if not keys:
+        stack.append(())
+        return
+    get = vm.load_attr(subject, "get")
+    dummy = object()
+    seen = set()
+    values = []
+    for key in keys:
+        if key in seen:
+            raise ValueError("mapping pattern checks duplicate key (%s)" % vm.to_repr(key))
+        seen.add(key)
+        value = vm.call(get, (key, dummy))
+        if value is dummy:
+            stack.append(None)
+            return
+        values.append(value)
+    stack.append(tuple(values))
+
+
+def _match_class_attr(vm, subject, cls, name, seen):
+    if name in seen:
+        raise TypeError("%s() got multiple sub-patterns for attribute %s"
+                        % (cls.__name__, vm.to_repr(name)))
+    seen.add(name)
+    try:
+        return vm.load_attr(subject, name)
+    except AttributeError:
+        return _NO_MATCH
+
+
+_NO_MATCH = object()
+
+
+def _match_class(vm, subject, cls, nargs, names):
+    if not isinstance(cls, type):
+        raise TypeError("called match pattern must be a type")
+    if not vm.isinstance(subject, cls):
+        return None
+    seen = set()
+    attrs = []
+    if nargs:
+        match_self = False
+        try:
+            match_args = vm.load_attr(cls, "__match_args__")
+        except AttributeError:
+            match_args = ()
+            match_self = bool(cls.__flags__ & _TPFLAGS_MATCH_SELF)
+        if type(match_args) is not tuple:
+            raise TypeError("%s.__match_args__ must be a tuple (got %s)"
+                            % (cls.__name__, type(match_args).__name__))
+        allowed = 1 if match_self else len(match_args)
+        if allowed < nargs:
+            raise TypeError("%s() accepts %d positional sub-pattern%s (%d given)"
+                            % (cls.__name__, allowed, "" if allowed == 1 else "s", nargs))
+        if match_self:
+            attrs.append(subject)
+        else:
+            for name in match_args[:nargs]:
+                if type(name) is not str:
+                    raise TypeError("__match_args__ elements must be strings (got %s)"
+                                    % type(name).__name__)
+                attr = _match_class_attr(vm, subject, cls, name, seen)
+                if attr is _NO_MATCH:
+                    return None
+                attrs.append(attr)
+    for name in names:
+        attr = _match_class_attr(vm, subject, cls, name, seen)
+        if attr is _NO_MATCH:
+            return None
+        attrs.append(attr)
+    return tuple(attrs)
+
+
+@opcode("MATCH_CLASS")
+def match_class(vm, frame, ins):
+    """``(subject, cls, names -- attrs_or_None)`` Class pattern with ``arg``
+    positional sub-patterns (mapped through ``cls.__match_args__``) and
+    keyword ``names``: an ``isinstance`` check, then the attributes as a
+    tuple, or None if the check fails or an attribute is missing.
+
+    RefGraph: a type guard on the subject and reads of ``Attr(path, name)``.
+    """
+    stack = frame.stack
+    names = stack.pop()
+    cls = stack.pop()
+    stack[-1] = _match_class(vm, stack[-1], cls, ins.arg, names)

@@ -1,0 +1,73 @@
+"""The opcode registry: one handler per opcode, with version bounds.
+
+A handler is registered with::
+
+    @opcode("BINARY_OP", since=(3, 11), until=None)
+    def binary_op(vm, frame, ins):
+        '''(lhs, rhs -- result) ...'''
+
+``since`` is the first Python (major, minor) that has the opcode with this
+meaning, ``until`` the first one that no longer does (exclusive).  A handler
+whose bounds exclude the running Python is not installed.  Registration checks,
+at import time, that the opcode exists in ``dis.opmap`` and that no opcode is
+registered twice for the running version.
+
+Handler contract: ``handler(vm, frame, ins)`` returns ``None`` to fall through
+to the next instruction, an ``int`` instruction index to jump there, or one of
+the signals :data:`RETURN`, :data:`YIELD`, :data:`GENERATOR` from
+:mod:`pyinterp.opcodes.signals`.  User exceptions are simply raised; the loop
+unwinds them through the exception table.
+"""
+import dis
+import sys
+
+_RUNNING = tuple(sys.version_info[:2])
+HANDLERS = {}
+"""opname -> handler for the running Python."""
+
+# Opcodes that exist in dis.opmap but never reach a handler:
+#   CACHE          inline cache entries, skipped by dis.get_instructions
+#   EXTENDED_ARG   3.12+: folded into the next instruction by dis (on 3.11
+#                  dis still lists it, and jumps may target it: a no-op there)
+# Instrumented opcodes (3.12+) and pseudo-ops (>= 256) are excluded by rule in
+# :func:`real_opcodes`.  Keep this list per version, here and only here.
+NEVER_EXECUTED = {
+    (3, 11): frozenset({"CACHE"}),
+    (3, 12): frozenset({"CACHE", "EXTENDED_ARG", "RESERVED", "INTERPRETER_EXIT",
+                        "ENTER_EXECUTOR"}),
+    (3, 13): frozenset({"CACHE", "EXTENDED_ARG", "RESERVED", "INTERPRETER_EXIT",
+                        "ENTER_EXECUTOR", "EXIT_INIT_CHECK"}),
+}
+
+
+def real_opcodes(version=_RUNNING):
+    """The opcodes of ``dis.opmap`` that user code can actually execute."""
+    excluded = NEVER_EXECUTED.get(version, frozenset({"CACHE", "EXTENDED_ARG"}))
+    return sorted(
+        name for name, num in dis.opmap.items()
+        if num < 256 and not name.startswith("INSTRUMENTED_") and name not in excluded
+    )
+
+
+def opcode(name, since=(3, 11), until=None):
+    """Register the decorated function as the handler of opcode ``name``."""
+
+    def register(fn):
+        if not (since <= _RUNNING and (until is None or _RUNNING < until)):
+            return fn
+        if name not in dis.opmap:
+            raise RuntimeError("opcode %s does not exist on Python %d.%d"
+                               % ((name,) + _RUNNING))
+        if name in HANDLERS:
+            raise RuntimeError("opcode %s registered twice (%s and %s)"
+                               % (name, HANDLERS[name].__qualname__, fn.__qualname__))
+        fn.opname = name
+        HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def handler_for(opname):
+    """The handler for ``opname`` on the running Python, or None."""
+    return HANDLERS.get(opname)

@@ -1,0 +1,72 @@
+"""Stack manipulation and no-op instructions."""
+from .registry import opcode
+from .signals import NULL
+
+
+@opcode("NOP")
+def nop(vm, frame, ins):
+    """``( -- )`` Do nothing (a placeholder for a line number or a jump).
+
+    RefGraph: none.
+    """
+
+
+@opcode("RESUME")
+def resume(vm, frame, ins):
+    """``( -- )`` Start or resume a frame; a hook point for tracing/ticks.
+
+    ``arg`` says why: 0 function start, 1 after ``yield``, 2 after ``yield
+    from``, 3 after ``await``.  RefGraph: none.
+    """
+
+
+@opcode("POP_TOP")
+def pop_top(vm, frame, ins):
+    """``(value -- )`` Discard the top of the stack.
+
+    RefGraph: none (a discarded tensor result stays in the graph only if
+    something else uses it).
+    """
+    frame.stack.pop()
+
+
+@opcode("PUSH_NULL")
+def push_null(vm, frame, ins):
+    """``( -- NULL)`` Push CPython's NULL marker, which a later ``CALL`` reads
+    as "no ``self``" in front of the callable.
+
+    RefGraph: none.
+    """
+    frame.stack.append(NULL)
+
+
+@opcode("COPY")
+def copy(vm, frame, ins):
+    """``(item, [n-1 values] -- item, [n-1 values], item)`` Push a copy of the
+    n-th item from the top (``COPY 1`` duplicates the top).
+
+    RefGraph: the copy is the same object, so it keeps its access path.
+    """
+    frame.stack.append(frame.stack[-ins.arg])
+
+
+@opcode("SWAP")
+def swap(vm, frame, ins):
+    """``(a, [n-2 values], b -- b, [n-2 values], a)`` Swap the top with the
+    n-th item from the top.
+
+    RefGraph: none.
+    """
+    stack = frame.stack
+    n = ins.arg
+    stack[-1], stack[-n] = stack[-n], stack[-1]
+
+
+@opcode("EXTENDED_ARG", until=(3, 12))
+def extended_arg(vm, frame, ins):
+    """``( -- )`` Prefix widening the next instruction's argument.  ``dis``
+    already folded it into that argument; on 3.11 it still appears in the
+    instruction stream (and jumps may land on it), so it is a no-op here.
+
+    RefGraph: none.
+    """

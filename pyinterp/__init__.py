@@ -1,0 +1,52 @@
+"""pyinterp: a pure-Python re-interpreter of CPython bytecode.
+
+``pyinterp.interpret(fn)`` runs ``fn`` opcode by opcode inside an interpreter
+written in Python, with results identical to CPython's.  Graph capture
+(``pyinterp.trace``) is built on top of it.
+
+This module must stay importable on old Pythons long enough to say clearly
+that they are not supported, so it uses no new syntax before the check.
+"""
+import os as _os
+import sys as _sys
+
+SUPPORTED_VERSIONS = ((3, 11),)
+"""The (major, minor) Python versions whose bytecode pyinterp executes."""
+
+
+def _supported_range_text():
+    return ", ".join("%d.%d" % v for v in SUPPORTED_VERSIONS)
+
+
+if tuple(_sys.version_info[:2]) not in SUPPORTED_VERSIONS:
+    raise ImportError(
+        "pyinterp supports CPython %s; this is Python %d.%d.%d. "
+        "Run it on a supported version."
+        % ((_supported_range_text(),) + tuple(_sys.version_info[:3]))
+    )
+
+# In a source checkout the helper packages sit beside this one (the
+# repository keeps the design card's layout); installed, they live inside it
+# as pyinterp.opcodes, pyinterp.refgraph and pyinterp.codegen.
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_root = _os.path.dirname(_here)
+if not _os.path.isdir(_os.path.join(_here, "opcodes")) and _os.path.isfile(
+    _os.path.join(_root, "opcodes", "__init__.py")
+):
+    __path__.append(_root)  # noqa: F821  (package __path__)
+
+from .errors import (  # noqa: E402
+    PyinterpError,
+    UnsupportedOpcodeError,
+    UnsupportedPythonError,
+)
+from .api import interpret  # noqa: E402
+
+__all__ = [
+    "interpret",
+    "PyinterpError",
+    "UnsupportedOpcodeError",
+    "UnsupportedPythonError",
+    "SUPPORTED_VERSIONS",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,71 @@
+"""The public entry point ``pyinterp.interpret``."""
+import functools
+import sys
+
+from . import lookasides  # noqa: F401  (registers the lookasides)
+from . import lookup
+from .calls import call
+from .vm import Interpreter
+
+# Each interpreted call costs several host frames; give the host room for
+# CPython's own recursion limit worth of interpreted frames.
+_HOST_FRAMES_PER_CALL = 8
+
+
+class _Interpreted:
+    """The callable returned by :func:`interpret`."""
+
+    def __init__(self, fn, debug):
+        self.__wrapped__ = fn
+        self.debug = debug
+        functools.update_wrapper(self, fn, updated=()) if _has_name(fn) else None
+
+    def __call__(self, *args, **kwargs):
+        fn = self.__wrapped__
+        if not callable(fn):
+            fn(*args, **kwargs)  # raises CPython's own TypeError
+        return run(fn, args, kwargs, debug=self.debug)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __repr__(self):
+        return "<pyinterp.interpret of %r>" % (self.__wrapped__,)
+
+
+def _has_name(fn):
+    return hasattr(fn, "__name__")
+
+
+def run(fn, args, kwargs, debug=False):
+    """Call ``fn(*args, **kwargs)`` with every Python-level callee interpreted."""
+    vm = Interpreter(debug=debug)
+    lookup.invalidate()
+    limit = sys.getrecursionlimit()
+    vm.recursion_limit = limit
+    wanted = limit * _HOST_FRAMES_PER_CALL + 200
+    raised = wanted > limit
+    if raised:
+        sys.setrecursionlimit(wanted)
+    try:
+        return call(vm, fn, args, kwargs or None)
+    finally:
+        if raised:
+            sys.setrecursionlimit(limit)
+
+
+def interpret(fn, *, debug=False):
+    """Return a callable that runs ``fn`` inside pyinterp's bytecode interpreter.
+
+    Every call interprets ``fn`` afresh (no caching of results): Python
+    functions, methods, lambdas, classes (construction), callable objects and
+    ``functools.partial`` are accepted.  Return values, exceptions, side
+    effects and printed output are those of native execution.
+
+    With ``debug=True`` the interpreter also checks, after every
+    instruction, that the stack changed by the amount ``dis.stack_effect``
+    predicts.
+    """
+    return _Interpreted(fn, debug)

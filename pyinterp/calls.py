@@ -1,0 +1,133 @@
+"""Call dispatch: interpret Python callees, run C callees natively.
+
+``call(vm, fn, args, kwargs)`` is the single entry point for every call the
+interpreted program makes (``CALL``, ``CALL_FUNCTION_EX``, and calls made by
+protocols).  It decides:
+
+* Python functions (and bound methods of them) run in a new interpreted
+  frame;
+* a *lookaside* replaces builtins that need the caller's frame or call back
+  into Python (``super``, ``locals``, ``sorted(key=...)``...);
+* classes are constructed with ``type.__call__``'s algorithm, so a Python
+  ``__new__``/``__init__``/metaclass ``__call__`` is interpreted;
+* ``functools.partial`` is unwrapped;
+* objects with a Python ``__call__`` have it interpreted;
+* everything else is C code and is called natively.
+"""
+import functools
+import inspect
+import types
+
+from .binding import bind_arguments
+from .dunders import call_special, needs_interpreter
+from .lookup import MISSING, lookup
+
+FunctionType = types.FunctionType
+MethodType = types.MethodType
+
+_NATIVE_CALLABLES = frozenset({
+    types.BuiltinFunctionType, types.MethodDescriptorType,
+    types.WrapperDescriptorType, types.MethodWrapperType,
+    types.ClassMethodDescriptorType,
+})
+_GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                    | inspect.CO_ASYNC_GENERATOR)
+
+LOOKASIDES = {}
+"""id(builtin) -> (builtin, replacement(vm, args, kwargs)); see lookasides.py"""
+METHOD_LOOKASIDES = {}
+"""(type, method name) -> replacement(vm, self, args, kwargs), for bound C
+methods such as ``some_list.sort``."""
+
+
+def call(vm, fn, args, kwargs=None):
+    """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program."""
+    tp = type(fn)
+    if tp is FunctionType:
+        return call_function(vm, fn, args, kwargs)
+    if tp is MethodType:
+        return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
+    entry = LOOKASIDES.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        return entry[1](vm, args, kwargs)
+    if tp in _NATIVE_CALLABLES:
+        if tp is types.BuiltinFunctionType and METHOD_LOOKASIDES:
+            owner = fn.__self__
+            replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
+            if replacement is not None:
+                return replacement(vm, owner, args, kwargs)
+        if kwargs:
+            return fn(*args, **kwargs)
+        return fn(*args)
+    if isinstance(fn, type):
+        return construct(vm, fn, args, kwargs)
+    if tp is functools.partial:
+        merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
+        return call(vm, fn.func, fn.args + tuple(args), merged)
+    method = lookup(tp, "__call__")
+    if needs_interpreter(method):
+        return call_special(vm, method, fn, *args) if not kwargs else \
+            _call_special_kw(vm, method, fn, args, kwargs)
+    if kwargs:
+        return fn(*args, **kwargs)
+    return fn(*args)
+
+
+def _call_special_kw(vm, method, obj, args, kwargs):
+    if type(method) is FunctionType:
+        return call_function(vm, method, (obj,) + tuple(args), kwargs)
+    from .dunders import bind
+
+    return call(vm, bind(vm, method, obj, type(obj)), args, kwargs)
+
+
+def call_function(vm, func, args, kwargs=None):
+    """Run a Python function in a new interpreted frame."""
+    code = func.__code__
+    values = bind_arguments(func, code, args, kwargs)
+    frame = vm.new_frame(code, func.__globals__, None, func)
+    frame.fast[:len(values)] = values
+    if code.co_flags & _GENERATOR_FLAGS:
+        from .generators import start_generator
+
+        return start_generator(vm, frame)
+    vm.enter()
+    try:
+        return vm.run_frame(frame)
+    finally:
+        vm.depth -= 1
+
+
+def construct(vm, cls, args, kwargs):
+    """``cls(*args, **kwargs)``: ``type.__call__`` with Python hooks interpreted."""
+    meta = type(cls)
+    if meta is not type:
+        meta_call = lookup(meta, "__call__")
+        if meta_call is not type.__call__ and needs_interpreter(meta_call):
+            return _call_special_kw(vm, meta_call, cls, args, kwargs or {})
+    if cls is type:
+        return type(*args, **(kwargs or {}))
+    new = lookup(cls, "__new__")
+    init = lookup(cls, "__init__")
+    new_is_python = isinstance(new, staticmethod) and needs_interpreter(new.__func__) \
+        or type(new) is FunctionType
+    if not new_is_python and not needs_interpreter(init):
+        return cls(*args, **kwargs) if kwargs else cls(*args)
+    if new_is_python:
+        new_func = new.__func__ if isinstance(new, staticmethod) else new
+        obj = call(vm, new_func, (cls,) + tuple(args), kwargs)
+    else:
+        obj = new(cls, *args, **kwargs) if kwargs else new(cls, *args)
+    if cls not in type(obj).__mro__:
+        return obj
+    init = lookup(type(obj), "__init__")
+    if needs_interpreter(init):
+        result = _call_special_kw(vm, init, obj, args, kwargs or {})
+        if result is not None:
+            raise TypeError("__init__() should return None, not '%s'" % type(result).__name__)
+    elif init is not MISSING:
+        if kwargs:
+            init(obj, *args, **kwargs)
+        else:
+            init(obj, *args)
+    return obj

@@ -1,0 +1,141 @@
+"""Decode a code object once into version-neutral instructions.
+
+The interpreter never looks at raw bytecode.  ``decode(code)`` turns
+``dis.get_instructions(code)`` into a tuple of :class:`Instruction` objects
+with everything a handler needs already worked out:
+
+* jump targets as instruction *indices* (``ins.target``), including the exit
+  of ``FOR_ITER`` and ``SEND``;
+* the exception handler covering each instruction (``ins.exc_target``,
+  ``ins.exc_depth``, ``ins.exc_lasti``), from the exception table;
+* the opcode's handler function (``ins.fn``), looked up in the registry;
+* operands pre-digested where a handler would otherwise redo the work on every
+  execution (``ins.argval``; ``ins.flag`` for the NULL bit of
+  ``LOAD_GLOBAL``).
+
+The result is cached per code object **by identity**: code objects compare
+equal by value, so two identical functions from different files would share
+an entry under a value-keyed cache.
+"""
+import bisect
+import dis
+import sys
+import weakref
+
+from .errors import UnsupportedOpcodeError
+
+_VERSION_TEXT = "%d.%d" % sys.version_info[:2]
+
+
+class Instruction:
+    """One decoded instruction; a plain record read by handlers."""
+
+    __slots__ = (
+        "fn", "opname", "opcode", "arg", "argval", "flag", "target", "index",
+        "offset", "lineno", "exc_target", "exc_depth", "exc_lasti",
+    )
+
+    def __repr__(self):
+        return "<%d %s %r>" % (self.index, self.opname, self.argval)
+
+
+class DecodedCode:
+    """The decoded form of one code object, plus facts handlers reuse."""
+
+    __slots__ = ("code", "instructions", "localsplus_names", "nlocalsplus",
+                 "offset_to_index", "__weakref__")
+
+    def __init__(self, code, instructions, localsplus_names, offset_to_index):
+        self.code = code
+        self.instructions = instructions
+        self.localsplus_names = localsplus_names
+        self.nlocalsplus = len(localsplus_names)
+        self.offset_to_index = offset_to_index
+
+
+_cache = {}  # id(code) -> (weakref to code, DecodedCode)
+
+
+def decode(code):
+    """Return the :class:`DecodedCode` for ``code``, decoding it on first use."""
+    entry = _cache.get(id(code))
+    if entry is not None and entry[0]() is code:
+        return entry[1]
+    decoded = _decode(code)
+    key = id(code)
+    _cache[key] = (weakref.ref(code, lambda _ref, key=key: _cache.pop(key, None)),
+                   decoded)
+    return decoded
+
+
+def localsplus_names(code):
+    """Names of the fast locals, cells and free variables, in slot order."""
+    names = list(code.co_varnames)
+    names.extend(n for n in code.co_cellvars if n not in code.co_varnames)
+    names.extend(code.co_freevars)
+    return tuple(names)
+
+
+def _decode(code):
+    from .opcodes.registry import handler_for
+
+    raw = list(dis.get_instructions(code))
+    offset_to_index = {ins.offset: i for i, ins in enumerate(raw)}
+    # Offsets of cache entries are not instructions; a jump never lands there.
+    table = _exception_table(code, raw, offset_to_index)
+    out = []
+    lineno = code.co_firstlineno
+    for i, d in enumerate(raw):
+        fn = handler_for(d.opname)
+        if fn is None:
+            raise UnsupportedOpcodeError(
+                d.opname, _VERSION_TEXT,
+                " (in %s, %s:%s)" % (code.co_qualname, code.co_filename, lineno))
+        ins = Instruction()
+        ins.fn = fn
+        ins.opname = d.opname
+        ins.opcode = d.opcode
+        ins.arg = d.arg
+        ins.argval = d.argval
+        ins.flag = False
+        ins.index = i
+        ins.offset = d.offset
+        if d.positions is not None and d.positions.lineno is not None:
+            lineno = d.positions.lineno
+        ins.lineno = lineno
+        ins.target = None
+        if d.opcode in dis.hasjrel or d.opcode in dis.hasjabs:
+            ins.target = offset_to_index[d.argval]
+        ins.exc_target, ins.exc_depth, ins.exc_lasti = table.get(i, (None, 0, False))
+        _predigest(ins, d, code)
+        out.append(ins)
+    return DecodedCode(code, tuple(out), localsplus_names(code), offset_to_index)
+
+
+def _predigest(ins, d, code):
+    """Work out once what a handler would otherwise recompute on every run."""
+    name = ins.opname
+    if name == "LOAD_GLOBAL":
+        ins.flag = bool(d.arg & 1)          # push NULL before the global
+    elif name == "KW_NAMES":
+        ins.argval = code.co_consts[d.arg]  # dis cannot show it on 3.11
+    elif name == "BINARY_OP":
+        ins.argval = d.arg                  # the NB_* operator number
+    elif name in ("LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_CLOSURE",
+                  "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "MAKE_CELL",
+                  "LOAD_CLASSDEREF"):
+        ins.argval = d.arg                  # slot index into localsplus
+        ins.flag = d.argval                 # the variable's name, for errors
+
+
+def _exception_table(code, raw, offset_to_index):
+    """Map instruction index -> (handler index, stack depth, push-lasti)."""
+    offsets = [d.offset for d in raw]
+    table = {}
+    for entry in dis._parse_exception_table(code):
+        target = offset_to_index[entry.target]
+        first = bisect.bisect_left(offsets, entry.start)
+        last = bisect.bisect_left(offsets, entry.end)
+        for i in range(first, last):
+            table[i] = (target, entry.depth, entry.lasti)
+    return table

@@ -1,0 +1,50 @@
+"""Exceptions that pyinterp itself raises.
+
+User exceptions raised by interpreted code are never wrapped: they propagate
+exactly as CPython would propagate them.  The classes here signal problems of
+the interpreter (an opcode it does not know, an unsupported Python), and they
+derive from :class:`PyinterpInternal` so that the interpreted program's own
+``try``/``except`` blocks can never catch them.
+"""
+
+
+class PyinterpInternal(BaseException):
+    """Marker base: bypasses the interpreted program's exception handlers.
+
+    Subclasses are *about* the interpreter, not *from* the program, so an
+    interpreted ``except BaseException:`` must not swallow them.
+    """
+
+
+class PyinterpError(PyinterpInternal, RuntimeError):
+    """Base class of errors that pyinterp reports to its user."""
+
+
+class UnsupportedPythonError(PyinterpError):
+    """The running Python version is outside the supported range."""
+
+
+class UnsupportedOpcodeError(PyinterpError):
+    """An instruction has no handler on this Python version.
+
+    Raised at decode time, before any instruction of the code object runs, so
+    the program never executes half-way.
+    """
+
+    def __init__(self, opname, version, where=""):
+        self.opname = opname
+        self.version = version
+        super().__init__(
+            "pyinterp has no handler for opcode %s on Python %s%s; supported "
+            "versions: %s" % (opname, version, where, _supported())
+        )
+
+
+def _supported():
+    from . import SUPPORTED_VERSIONS
+
+    return ", ".join("%d.%d" % v for v in SUPPORTED_VERSIONS)
+
+
+class StackEffectError(PyinterpInternal, AssertionError):
+    """Debug mode: an instruction changed the stack by the wrong amount."""

@@ -1,0 +1,92 @@
+"""Mirror the interpreted program's handled exception into the real thread.
+
+CPython keeps "the exception being handled" in a per-thread stack of items
+(one per running generator plus the thread's own).  It drives implicit
+chaining (``__context__``), ``sys.exc_info()`` and ``sys.exception()``.
+
+Instead of simulating that state, pyinterp makes the *host* interpreter's
+state equal to the interpreted program's: ``PUSH_EXC_INFO`` and
+``POP_EXCEPT`` write the current item exactly as CPython's own opcodes do.
+Then everything that reads the state natively (a C function raising inside an
+``except`` block, ``traceback.print_exc()``, a generator being thrown into)
+sees the right value, with no special cases.
+
+Two primitives are needed:
+
+* ``current_item_value()``: the value of the *current* item (not the
+  topmost non-empty one that ``sys.exc_info()`` reports), which
+  ``PUSH_EXC_INFO`` saves so that ``POP_EXCEPT`` can restore it.
+* ``set_handled(exc)``: ``PyErr_SetHandledException``, a public C API since
+  3.11.
+
+``reraise(exc)`` re-raises an exception the way the ``RERAISE`` opcode does,
+without the implicit chaining a Python ``raise exc`` statement would apply.
+"""
+import ctypes
+import sys
+
+_api = ctypes.pythonapi
+_set_handled = _api.PyErr_SetHandledException
+_set_handled.argtypes = [ctypes.py_object]
+_set_handled.restype = None
+_tstate_get = _api.PyThreadState_Get
+_tstate_get.restype = ctypes.c_void_p
+_tstate_get.argtypes = []
+
+_WORD = ctypes.sizeof(ctypes.c_void_p)
+_EXC_INFO_OFFSET = None
+
+
+def _find_exc_info_offset():
+    """Locate ``PyThreadState.exc_info`` without dereferencing unknown memory.
+
+    Outside any generator, ``tstate->exc_info`` points at ``tstate->exc_state``,
+    an item embedded in the thread state itself.  So the field is a word whose
+    value is an address inside the struct; inside an ``except`` block, the
+    first word of that item is the exception being handled.
+    """
+    sentinel = LookupError("pyinterp probe")
+    try:
+        raise sentinel
+    except LookupError:
+        tstate = _tstate_get()
+        for offset in range(_WORD, 200 * _WORD, _WORD):
+            word = ctypes.c_void_p.from_address(tstate + offset).value
+            if word and 0 <= word - tstate < 400 * _WORD and word % _WORD == 0:
+                if ctypes.c_void_p.from_address(word).value == id(sentinel):
+                    return offset
+    return None
+
+
+_EXC_INFO_OFFSET = _find_exc_info_offset()
+
+
+def current_item_value():
+    """The handled exception stored in the current stack item, or None."""
+    if _EXC_INFO_OFFSET is None:  # pragma: no cover - layout not recognised
+        return sys.exception()
+    item = ctypes.c_void_p.from_address(_tstate_get() + _EXC_INFO_OFFSET).value
+    value = ctypes.c_void_p.from_address(item).value
+    if not value:
+        return None
+    return ctypes.cast(value, ctypes.py_object).value
+
+
+def set_handled(exc):
+    """Make ``exc`` (or None) the exception being handled in the current item."""
+    _set_handled(exc)
+
+
+def reraise(exc):
+    """Raise ``exc`` again with its ``__context__`` left as it is.
+
+    A Python ``raise exc`` statement chains ``exc`` to the exception being
+    handled; ``RERAISE`` and frame unwinding do not.  Raise once, undo the
+    chaining, then re-raise with a bare ``raise`` (which never chains).
+    """
+    context = exc.__context__
+    try:
+        raise exc
+    except BaseException:
+        exc.__context__ = context
+        raise

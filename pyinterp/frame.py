@@ -1,0 +1,54 @@
+"""The interpreter's frame: one activation of a code object."""
+import builtins as _builtins_module
+
+from .decode import decode
+from .opcodes.signals import NULL
+
+
+class Frame:
+    """The state of one running code object.
+
+    ``fast`` holds CPython's "localsplus": fast locals, then cells, then free
+    variables, each slot ``NULL`` while unbound.  ``stack`` is the value stack.
+    ``locals`` is the mapping used by ``*_NAME`` opcodes (module and class
+    bodies, ``exec``), or None for function frames.
+    """
+
+    __slots__ = (
+        "code", "instructions", "fast", "stack", "globals", "builtins",
+        "locals", "pc", "lasti", "kw_names", "func", "back", "retval",
+        "generator",
+    )
+
+    def __init__(self, code, globals, locals=None, func=None):
+        decoded = decode(code)
+        self.code = code
+        self.instructions = decoded.instructions
+        self.fast = [NULL] * decoded.nlocalsplus
+        self.stack = []
+        self.globals = globals
+        self.builtins = builtins_of(globals)
+        self.locals = locals
+        self.pc = 0
+        self.lasti = 0
+        self.kw_names = None
+        self.func = func
+        self.back = None
+        self.retval = None
+        self.generator = None
+
+    @property
+    def lineno(self):
+        """The source line of the instruction being executed."""
+        return self.instructions[self.lasti].lineno
+
+    def __repr__(self):
+        return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
+
+
+def builtins_of(globals):
+    """The builtins namespace (a dict) a frame with these globals uses."""
+    b = globals.get("__builtins__", _builtins_module)
+    if type(b) is not dict:
+        b = getattr(b, "__dict__", _builtins_module.__dict__)
+    return b

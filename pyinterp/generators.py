@@ -1,0 +1,181 @@
+"""Generators, coroutines and async generators of interpreted code.
+
+An interpreted generator is a *real* generator (or coroutine, or async
+generator) of the host, whose body resumes the interpreter's frame.  So it
+has exactly the native type and protocol: ``send``/``throw``/``close``,
+``gi_running`` errors, StopIteration-to-RuntimeError conversion (PEP 479),
+``asyncio`` compatibility, and the per-generator "exception being handled"
+state that CPython keeps, which :mod:`pyinterp.excstate` mirrors.
+
+At a ``yield`` the interpreter returns the YIELD signal; the driver yields
+the value to whoever resumed the host generator, and on resumption pushes
+the sent value (or raises the thrown exception at the ``yield``).
+
+``yield from``/``await`` delegation (``SEND``) is done by the interpreted
+bytecode itself; only ``throw()`` and ``close()`` while suspended inside a
+delegation need help, because CPython forwards them to the sub-iterator
+before the frame sees them (see :func:`_throw_into`).
+"""
+import inspect
+import types
+
+from .opcodes.signals import GENERATOR, RETURN, YIELD
+
+CO_GENERATOR = inspect.CO_GENERATOR
+CO_COROUTINE = inspect.CO_COROUTINE
+CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
+CO_ITERABLE_COROUTINE = inspect.CO_ITERABLE_COROUTINE
+
+
+_NATIVE_GENERATOR_TYPES = frozenset({types.GeneratorType, types.CoroutineType})
+
+
+class AsyncGenWrapped:
+    """``ASYNC_GEN_WRAP``'s marker: this value is a real async-gen yield,
+    not an ``await`` passing a value through to the event loop."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def start_generator(vm, frame):
+    """Run the frame's prologue up to ``RETURN_GENERATOR`` and wrap it."""
+    signal = vm.resume(frame, None)
+    assert signal is GENERATOR, signal
+    flags = frame.code.co_flags
+    if flags & CO_COROUTINE:
+        gen = _coroutine_driver(vm, frame)
+    elif flags & CO_ASYNC_GENERATOR:
+        gen = _async_generator_driver(vm, frame)
+    elif flags & CO_ITERABLE_COROUTINE:
+        gen = _iterable_coroutine_driver(vm, frame)
+    else:
+        gen = _generator_driver(vm, frame)
+    gen.__name__ = frame.code.co_name
+    gen.__qualname__ = frame.func.__qualname__ if frame.func is not None else frame.code.co_qualname
+    frame.generator = gen
+    return gen
+
+
+def _step(vm, frame, sent, thrown):
+    """Resume ``frame``; return (finished, value)."""
+    if thrown is None:
+        frame.stack.append(sent)
+        signal = vm.resume(frame, None)
+    else:
+        signal = _throw_into(vm, frame, thrown)
+    return signal is RETURN, frame.retval
+
+
+def _generator_driver(vm, frame):
+    sent = thrown = None
+    while True:
+        finished, value = _step(vm, frame, sent, thrown)
+        if finished:
+            return value
+        try:
+            sent = yield value
+            thrown = None
+        except BaseException as e:
+            thrown = e
+
+
+# A generator driver whose code carries CO_ITERABLE_COROUTINE, for generator
+# functions decorated with @types.coroutine (they may be awaited).
+_iterable_coroutine_driver = types.FunctionType(
+    _generator_driver.__code__.replace(
+        co_flags=_generator_driver.__code__.co_flags | CO_ITERABLE_COROUTINE),
+    globals(), "_iterable_coroutine_driver")
+
+
+@types.coroutine
+def _suspend(value):
+    """Pass ``value`` up to whoever drives the coroutine; return what it sends."""
+    return (yield value)
+
+
+async def _coroutine_driver(vm, frame):
+    sent = thrown = None
+    while True:
+        finished, value = _step(vm, frame, sent, thrown)
+        if finished:
+            return value
+        try:
+            sent = await _suspend(value)
+            thrown = None
+        except BaseException as e:
+            thrown = e
+
+
+async def _async_generator_driver(vm, frame):
+    sent = thrown = None
+    while True:
+        finished, value = _step(vm, frame, sent, thrown)
+        if finished:
+            return
+        try:
+            if type(value) is AsyncGenWrapped:
+                sent = yield value.value
+            else:
+                sent = await _suspend(value)
+            thrown = None
+        except BaseException as e:
+            thrown = e
+
+
+def _delegating_to(frame):
+    """The sub-iterator if ``frame`` is suspended inside ``yield from``/``await``.
+
+    In 3.11 such a yield is followed by ``RESUME`` with oparg >= 2, and the
+    sub-iterator is on top of the stack (CPython's ``_PyGen_yf``).
+    """
+    if frame.pc < len(frame.instructions):
+        nxt = frame.instructions[frame.pc]
+        if nxt.opname == "RESUME" and nxt.arg >= 2 and frame.stack:
+            return frame.stack[-1]
+    return None
+
+
+def _throw_into(vm, frame, exc):
+    """``gen.throw(exc)``/``gen.close()`` for a suspended interpreted frame."""
+    sub = _delegating_to(frame)
+    if sub is not None:
+        if isinstance(exc, GeneratorExit):
+            close = getattr(sub, "close", None)
+            if close is not None:
+                try:
+                    vm.call(close, ())
+                except BaseException as e:
+                    exc = e
+        else:
+            throw = getattr(sub, "throw", None)
+            if throw is not None:
+                if type(sub) in _NATIVE_GENERATOR_TYPES:
+                    throw_args = (exc,)
+                else:  # CPython passes (type, value, traceback)
+                    throw_args = (type(exc), exc, exc.__traceback__)
+                try:
+                    frame.retval = vm.call(throw, throw_args)
+                    return YIELD
+                except StopIteration as stop:
+                    result = stop.value
+                    error = None
+                except BaseException as e:
+                    error = e
+                if error is not None:
+                    return vm.resume(frame, error)
+                # The sub-iterator finished: continue after the SEND loop with
+                # its return value, as if SEND had seen StopIteration.
+                frame.stack[-1] = result
+                frame.pc = _send_exit(frame)
+                return vm.resume(frame, None)
+    return vm.resume(frame, exc)
+
+
+def _send_exit(frame):
+    """Index of the instruction after the ``SEND`` loop we are suspended in."""
+    jump_back = frame.instructions[frame.pc + 1]
+    send = frame.instructions[jump_back.target]
+    return send.target

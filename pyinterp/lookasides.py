@@ -1,0 +1,741 @@
+"""Lookasides: Python replacements for builtins that need the caller's frame
+or that would call back into Python natively.
+
+A lookaside has the signature ``(vm, args, kwargs) -> result`` and is
+registered for one builtin object with :func:`lookaside`.  Whenever it can,
+a lookaside defers to the real builtin for argument checking and error
+messages (it calls it natively once no Python code would run inside it).
+
+Two groups:
+
+* **frame-dependent**: zero-argument ``super()``, ``locals()``,
+  ``globals()``, ``vars()``, ``dir()``, ``eval``/``exec`` with implicit
+  namespaces, ``sys._getframe``, ``inspect.currentframe``, and
+  ``__build_class__`` (which runs the class body as a frame with the class
+  namespace as its locals);
+* **callback-taking**: ``map``, ``filter``, ``sorted``/``list.sort``,
+  ``min``/``max``, ``functools.reduce``, ``iter(callable, sentinel)``, and
+  the protocol builtins (``len``, ``iter``, ``next``, ``bool``, ``str``,
+  ``repr``, ``format``, ``print``, ``getattr``...), so that Python callbacks
+  and dunders they reach run interpreted.
+"""
+import builtins
+import functools
+import inspect
+import sys
+import types
+
+from . import lookup as _lookup
+from .calls import LOOKASIDES, METHOD_LOOKASIDES
+from .dunders import needs_interpreter
+from .decode import localsplus_names
+from .frame import Frame
+from .lookup import MISSING, lookup
+from .opcodes.signals import NULL
+from .operators import NATIVE_TYPES
+
+
+def lookaside(*targets):
+    """Register the decorated function as the lookaside of ``targets``."""
+
+    def register(fn):
+        for target in targets:
+            LOOKASIDES[id(target)] = (target, fn)
+        return fn
+
+    return register
+
+
+def _native(fn, args, kwargs):
+    return fn(*args, **kwargs) if kwargs else fn(*args)
+
+
+def interpreted(vm, fn):
+    """A host callable that runs ``fn`` through the interpreter.
+
+    Handed to C code (``map``, ``sorted``...) in place of a Python function
+    so that the callback is interpreted.  C callables are returned as is.
+    """
+    if fn is None or (type(fn) in _NATIVE_CALLABLES and id(fn) not in LOOKASIDES):
+        return fn
+
+    def run(*args, **kwargs):
+        return vm.call(fn, args, kwargs or None)
+
+    return run
+
+
+_NATIVE_CALLABLES = frozenset({
+    types.BuiltinFunctionType, types.MethodDescriptorType,
+    types.WrapperDescriptorType, types.MethodWrapperType,
+})
+
+
+def _caller(vm):
+    """The interpreted frame that made the current call."""
+    frame = vm.top
+    if frame is None:
+        raise RuntimeError("pyinterp: no interpreted frame is running")
+    return frame
+
+
+def frame_locals(frame):
+    """``locals()`` of an interpreted frame (a snapshot for function frames)."""
+    if frame.locals is not None:
+        return frame.locals
+    code = frame.code
+    cells = set(code.co_cellvars) | set(code.co_freevars)
+    result = {}
+    for name, value in zip(localsplus_names(code), frame.fast):
+        if value is NULL:
+            continue
+        if name in cells and type(value) is types.CellType:
+            try:
+                value = value.cell_contents
+            except ValueError:
+                continue
+        result[name] = value
+    return result
+
+
+# -- frame-dependent builtins -------------------------------------------
+@lookaside(builtins.locals)
+def _locals(vm, args, kwargs):
+    if args or kwargs:
+        return _native(builtins.locals, args, kwargs)
+    return frame_locals(_caller(vm))
+
+
+@lookaside(builtins.globals)
+def _globals(vm, args, kwargs):
+    if args or kwargs:
+        return _native(builtins.globals, args, kwargs)
+    return _caller(vm).globals
+
+
+@lookaside(builtins.vars)
+def _vars(vm, args, kwargs):
+    if args or kwargs:
+        if len(args) == 1 and not kwargs:
+            try:
+                return vm.load_attr(args[0], "__dict__")
+            except AttributeError:
+                pass
+            raise TypeError("vars() argument must have __dict__ attribute")
+        return _native(builtins.vars, args, kwargs)
+    return frame_locals(_caller(vm))
+
+
+@lookaside(builtins.dir)
+def _dir(vm, args, kwargs):
+    if args or kwargs:
+        if len(args) == 1 and not kwargs:
+            method = lookup(type(args[0]), "__dir__")
+            if needs_interpreter(method):
+                return sorted(vm.iterate(vm.call_special(method, args[0])))
+        return _native(builtins.dir, args, kwargs)
+    return sorted(frame_locals(_caller(vm)))
+
+
+def _run_code(vm, code, globals, locals):
+    if "__builtins__" not in globals:
+        globals["__builtins__"] = builtins.__dict__
+    frame = Frame(code, globals, locals)
+    if code.co_freevars:
+        raise TypeError("code object passed to exec() may not contain free variables")
+    vm.enter()
+    try:
+        return vm.run_frame(frame)
+    finally:
+        vm.leave()
+
+
+def _eval_or_exec(vm, native, mode, args, kwargs):
+    bound = inspect.signature(native).bind(*args, **(kwargs or {})) if kwargs else None
+    if bound is not None:
+        args = tuple(bound.arguments.values())
+    if not args or len(args) > 3:
+        return _native(native, args, kwargs)
+    source = args[0]
+    globals = args[1] if len(args) > 1 else None
+    locals = args[2] if len(args) > 2 else None
+    if globals is not None and type(globals) is not dict and not isinstance(globals, dict):
+        return _native(native, args, kwargs)
+    if globals is None:
+        caller = _caller(vm)
+        globals = caller.globals
+        if locals is None:
+            locals = frame_locals(caller)
+    elif locals is None:
+        locals = globals
+    if isinstance(source, types.CodeType):
+        code = source
+    else:
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            source = bytes(source).decode()
+        if not isinstance(source, str):
+            return _native(native, args, kwargs)
+        if mode == "eval":
+            source = source.lstrip(" \t")
+        code = compile(source, "<string>", mode, dont_inherit=False)
+    result = _run_code(vm, code, globals, locals)
+    return result if mode == "eval" else None
+
+
+@lookaside(builtins.eval)
+def _eval(vm, args, kwargs):
+    return _eval_or_exec(vm, builtins.eval, "eval", args, kwargs)
+
+
+@lookaside(builtins.exec)
+def _exec(vm, args, kwargs):
+    return _eval_or_exec(vm, builtins.exec, "exec", args, kwargs)
+
+
+@_lookup.host_type
+class FrameProxy:
+    """What ``sys._getframe``/``inspect.currentframe`` return under pyinterp.
+
+    A faithful stand-in for a frame object, not a real one: it offers the
+    attributes code commonly reads (``f_locals``, ``f_globals``,
+    ``f_builtins``, ``f_code``, ``f_lineno``, ``f_lasti``, ``f_back``).
+    """
+
+    __slots__ = ("_frame", "_vm")
+
+    def __init__(self, frame):
+        self._frame = frame
+
+    @property
+    def f_locals(self):
+        return frame_locals(self._frame)
+
+    @property
+    def f_globals(self):
+        return self._frame.globals
+
+    @property
+    def f_builtins(self):
+        return self._frame.builtins
+
+    @property
+    def f_code(self):
+        return self._frame.code
+
+    @property
+    def f_lineno(self):
+        return self._frame.lineno
+
+    @property
+    def f_lasti(self):
+        return self._frame.instructions[self._frame.lasti].offset
+
+    @property
+    def f_back(self):
+        back = self._frame.back
+        if back is None:
+            return _host_frame_outside()
+        return FrameProxy(back)
+
+    def __repr__(self):
+        code = self._frame.code
+        return "<frame (pyinterp) file %r, line %d, code %s>" % (
+            code.co_filename, self.f_lineno, code.co_name)
+
+
+def _host_frame_outside():
+    """The real frame that called into pyinterp (below the interpreter)."""
+    frame = sys._getframe(1)
+    here = __name__.rsplit(".", 1)[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(here):
+        frame = frame.f_back
+    return frame
+
+
+@lookaside(sys._getframe)
+def _getframe(vm, args, kwargs):
+    depth = args[0] if args else 0
+    frame = _caller(vm)
+    if type(depth) is not int:
+        return _native(sys._getframe, args, kwargs)
+    for _ in range(depth):
+        frame = frame.back
+        if frame is None:
+            outside = _host_frame_outside()
+            for _ in range(depth - _depth_of(vm) - 1):
+                outside = outside.f_back if outside is not None else None
+            if outside is None:
+                raise ValueError("call stack is not deep enough")
+            return outside
+    return FrameProxy(frame)
+
+
+def _depth_of(vm):
+    n, frame = 0, vm.top
+    while frame.back is not None:
+        n, frame = n + 1, frame.back
+    return n
+
+
+@lookaside(inspect.currentframe)
+def _currentframe(vm, args, kwargs):
+    if args or kwargs:
+        return _native(inspect.currentframe, args, kwargs)
+    return FrameProxy(_caller(vm))
+
+
+@lookaside(builtins.super)
+def _super(vm, args, kwargs):
+    if args or kwargs:
+        return _native(super, args, kwargs)
+    frame = _caller(vm)
+    code = frame.code
+    if code.co_argcount == 0 and not code.co_flags & inspect.CO_VARARGS:
+        raise RuntimeError("super(): no arguments")
+    first = frame.fast[0]
+    if code.co_varnames[0] in code.co_cellvars and type(first) is types.CellType:
+        try:
+            first = first.cell_contents
+        except ValueError:
+            first = NULL
+    if first is NULL:
+        raise RuntimeError("super(): arg[0] deleted")
+    if "__class__" not in code.co_freevars:
+        raise RuntimeError("super(): __class__ cell not found")
+    cell = frame.fast[len(frame.fast) - len(code.co_freevars) + code.co_freevars.index("__class__")]
+    try:
+        cls = cell.cell_contents
+    except ValueError:
+        cls = NULL
+    if cls is NULL:
+        raise RuntimeError("super(): empty __class__ cell")
+    if not isinstance(cls, type):
+        raise RuntimeError("super(): __class__ is not a type (%s)" % type(cls).__name__)
+    return super(cls, first)
+
+
+@lookaside(builtins.__build_class__)
+def _build_class(vm, args, kwargs):
+    """``class`` statements: the body runs interpreted in the class namespace."""
+    if len(args) < 2:
+        return _native(builtins.__build_class__, args, kwargs)
+    func, name, *bases = args
+    if type(func) is not types.FunctionType:
+        raise TypeError("__build_class__: func must be a function")
+    if not isinstance(name, str):
+        raise TypeError("__build_class__: name is not a string")
+    kwds = dict(kwargs or {})
+    orig_bases = tuple(bases)
+    bases = _resolve_bases(vm, orig_bases)
+    meta = kwds.pop("metaclass", MISSING)
+    if meta is MISSING:
+        meta = type(bases[0]) if bases else type
+    if isinstance(meta, type):
+        meta = types._calculate_meta(meta, bases)
+    try:
+        prepare = vm.load_attr(meta, "__prepare__")
+    except AttributeError:
+        prepare = None
+    ns = vm.call(prepare, (name, bases), kwds) if prepare is not None else {}
+    if lookup(type(ns), "__getitem__") is MISSING:
+        raise TypeError("%s.__prepare__() must return a mapping, not %s"
+                        % (meta.__name__ if isinstance(meta, type) else "<metaclass>",
+                           type(ns).__name__))
+    frame = Frame(func.__code__, func.__globals__, ns, func)
+    vm.enter()
+    try:
+        cell = vm.run_frame(frame)
+    finally:
+        vm.leave()
+    if bases is not orig_bases:
+        ns["__orig_bases__"] = orig_bases
+    cls = vm.call(meta, (name, bases, ns), kwds)
+    if isinstance(cls, type) and type(cell) is types.CellType:
+        try:
+            cell_value = cell.cell_contents
+        except ValueError:
+            cell_value = NULL
+        if cell_value is not cls:
+            if cell_value is NULL:
+                raise RuntimeError("__class__ not set defining %r as %r. Was __classcell__ "
+                                   "propagated to type.__new__?" % (name, cls))
+            raise TypeError("__class__ set to %r defining %r as %r" % (cell_value, name, cls))
+    return cls
+
+
+def _resolve_bases(vm, bases):
+    """PEP 560: replace non-class bases by their ``__mro_entries__(bases)``."""
+    resolved = []
+    changed = False
+    for base in bases:
+        if isinstance(base, type):
+            resolved.append(base)
+            continue
+        try:
+            entries_of = vm.load_attr(base, "__mro_entries__")
+        except AttributeError:
+            resolved.append(base)
+            continue
+        entries = vm.call(entries_of, (bases,))
+        if type(entries) is not tuple:
+            raise TypeError("__mro_entries__ must return a tuple")
+        resolved.extend(entries)
+        changed = True
+    return tuple(resolved) if changed else bases
+
+
+# -- protocol builtins ----------------------------------------------------
+@lookaside(builtins.len)
+def _len(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(len, args, kwargs)
+    return vm.length(args[0])
+
+
+@lookaside(builtins.iter)
+def _iter(vm, args, kwargs):
+    if kwargs:
+        return _native(iter, args, kwargs)
+    if len(args) == 1:
+        return vm.get_iter(args[0])
+    if len(args) == 2 and callable(args[0]):
+        return iter(interpreted(vm, args[0]), args[1])
+    return _native(iter, args, kwargs)
+
+
+@lookaside(builtins.next)
+def _next(vm, args, kwargs):
+    if kwargs or not 1 <= len(args) <= 2:
+        return _native(next, args, kwargs)
+    it = args[0]
+    if lookup(type(it), "__next__") is MISSING:
+        raise TypeError("'%s' object is not an iterator" % type(it).__name__)
+    if len(args) == 1:
+        return vm.next_value(it)
+    try:
+        return vm.next_value(it)
+    except StopIteration:
+        pass
+    return args[1]
+
+
+@lookaside(builtins.bool)
+def _bool(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(bool, args, kwargs)
+    return vm.truth(args[0])
+
+
+@lookaside(builtins.str)
+def _str(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(str, args, kwargs)
+    return vm.to_str(args[0])
+
+
+@lookaside(builtins.repr)
+def _repr(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(repr, args, kwargs)
+    return vm.to_repr(args[0])
+
+
+@lookaside(builtins.ascii)
+def _ascii(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(ascii, args, kwargs)
+    return vm.to_ascii(args[0])
+
+
+@lookaside(builtins.format)
+def _format(vm, args, kwargs):
+    if kwargs or not 1 <= len(args) <= 2:
+        return _native(format, args, kwargs)
+    spec = args[1] if len(args) == 2 else ""
+    if not isinstance(spec, str):
+        return _native(format, args, kwargs)
+    return vm.format(args[0], spec)
+
+
+@lookaside(builtins.print)
+def _print(vm, args, kwargs):
+    texts = [a if type(a) is str else vm.to_str(a) for a in args]
+    return _native(print, texts, kwargs)
+
+
+@lookaside(builtins.getattr)
+def _getattr(vm, args, kwargs):
+    if kwargs or not 2 <= len(args) <= 3 or type(args[1]) is not str:
+        return _native(getattr, args, kwargs)
+    if len(args) == 2:
+        return vm.load_attr(args[0], args[1])
+    try:
+        return vm.load_attr(args[0], args[1])
+    except AttributeError:
+        pass
+    return args[2]
+
+
+@lookaside(builtins.hasattr)
+def _hasattr(vm, args, kwargs):
+    if kwargs or len(args) != 2 or type(args[1]) is not str:
+        return _native(hasattr, args, kwargs)
+    try:
+        vm.load_attr(args[0], args[1])
+    except AttributeError:
+        return False
+    return True
+
+
+@lookaside(builtins.setattr)
+def _setattr(vm, args, kwargs):
+    if kwargs or len(args) != 3 or type(args[1]) is not str:
+        return _native(setattr, args, kwargs)
+    vm.store_attr(*args)
+
+
+@lookaside(builtins.delattr)
+def _delattr(vm, args, kwargs):
+    if kwargs or len(args) != 2 or type(args[1]) is not str:
+        return _native(delattr, args, kwargs)
+    vm.delete_attr(*args)
+
+
+def _invalidating(native):
+    def run(vm, args, kwargs):
+        result = _native(native, args, kwargs)
+        if args and isinstance(args[0], type):
+            _lookup.invalidate()
+        return result
+
+    return run
+
+
+for _target in (type.__setattr__, type.__delattr__, object.__setattr__, object.__delattr__):
+    lookaside(_target)(_invalidating(_target))
+
+
+@lookaside(builtins.abs)
+def _abs(vm, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        method = lookup(type(args[0]), "__abs__")
+        if needs_interpreter(method):
+            return vm.call_special(method, args[0])
+    return _native(abs, args, kwargs)
+
+
+# -- callback-taking builtins --------------------------------------------
+def _iterable_arg(vm, obj):
+    """Pass an iterable to C code with its Python protocol interpreted."""
+    if type(obj) in NATIVE_TYPES:
+        return obj
+    return vm.iterate(obj)
+
+
+@lookaside(builtins.map)
+def _map(vm, args, kwargs):
+    if kwargs or len(args) < 2:
+        return _native(map, args, kwargs)
+    return map(interpreted(vm, args[0]), *[_iterable_arg(vm, a) for a in args[1:]])
+
+
+@lookaside(builtins.filter)
+def _filter(vm, args, kwargs):
+    if kwargs or len(args) != 2:
+        return _native(filter, args, kwargs)
+    func = args[0]
+    if func is None or func is bool:
+        return filter(lambda v: vm.truth(v), _iterable_arg(vm, args[1]))
+    return filter(interpreted(vm, func), _iterable_arg(vm, args[1]))
+
+
+@_lookup.host_type
+class _OrderKey:
+    """Wraps sort/min/max items so that ``<``/``>`` between Python objects go
+    through the interpreter (``list.sort`` compares with ``<`` only)."""
+
+    __slots__ = ("vm", "value")
+
+    def __init__(self, vm, value):
+        self.vm = vm
+        self.value = value
+
+    def __lt__(self, other):
+        return self.vm.compare("<", self.value, other.value)
+
+    def __gt__(self, other):
+        return self.vm.compare(">", self.value, other.value)
+
+
+def _keyed(vm, key, items):
+    """Decorate ``items`` with interpreted keys when Python code is involved."""
+    if key is not None:
+        key = interpreted(vm, key)
+        keys = [key(x) for x in items]
+    else:
+        keys = items
+    if all(type(k) in NATIVE_TYPES for k in keys):
+        return keys, False
+    return [_OrderKey(vm, k) for k in keys], True
+
+
+@lookaside(builtins.sorted)
+def _sorted(vm, args, kwargs):
+    if len(args) != 1 or (kwargs and set(kwargs) - {"key", "reverse"}):
+        return _native(sorted, args, kwargs)
+    items = list(_iterable_arg(vm, args[0]))
+    _sort_list(vm, items, kwargs or {})
+    return items
+
+
+def _sort_list(vm, items, kwargs):
+    key = kwargs.get("key")
+    reverse = kwargs.get("reverse", False)
+    keys, wrapped = _keyed(vm, key, items)
+    if key is None and not wrapped:
+        items.sort(reverse=reverse)
+        return
+    order = list(range(len(items)))
+    order.sort(key=keys.__getitem__, reverse=reverse)
+    items[:] = [items[i] for i in order]
+
+
+def _list_sort(vm, self, args, kwargs):
+    if args or (kwargs and set(kwargs) - {"key", "reverse"}) or type(self) is not list:
+        return _native(self.sort, args, kwargs)
+    _sort_list(vm, self, kwargs or {})
+
+
+METHOD_LOOKASIDES[(list, "sort")] = _list_sort
+
+
+def _min_max(native, op):
+    def run(vm, args, kwargs):
+        if kwargs and set(kwargs) - {"key", "default"}:
+            return _native(native, args, kwargs)
+        kwargs = dict(kwargs or {})
+        key = kwargs.pop("key", None)
+        if len(args) == 1:
+            items = list(_iterable_arg(vm, args[0]))
+        elif len(args) > 1:
+            if "default" in kwargs:
+                return _native(native, args, kwargs)
+            items = list(args)
+        else:
+            return _native(native, args, kwargs)
+        if not items:
+            return _native(native, ([],), kwargs)
+        keys, wrapped = _keyed(vm, key, items)
+        best = 0
+        for i in range(1, len(keys)):
+            if (keys[i] < keys[best]) if op == "<" else (keys[i] > keys[best]):
+                best = i
+        return items[best]
+
+    return run
+
+
+lookaside(builtins.min)(_min_max(min, "<"))
+lookaside(builtins.max)(_min_max(max, ">"))
+
+
+@lookaside(functools.reduce)
+def _reduce(vm, args, kwargs):
+    if kwargs or not 2 <= len(args) <= 3:
+        return _native(functools.reduce, args, kwargs)
+    return functools.reduce(interpreted(vm, args[0]), _iterable_arg(vm, args[1]), *args[2:])
+
+
+def _consuming(native):
+    """Builtins that only iterate their single argument (``list(x)``...)."""
+
+    def run(vm, args, kwargs):
+        if len(args) == 1 and not kwargs and type(args[0]) not in NATIVE_TYPES:
+            return native(_iterable_arg(vm, args[0]))
+        return _native(native, args, kwargs)
+
+    return run
+
+
+for _target in (list, tuple, set, frozenset, enumerate):
+    lookaside(_target)(_consuming(_target))
+
+
+@lookaside(builtins.any)
+def _any(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(any, args, kwargs)
+    for value in _iterable_arg(vm, args[0]):
+        if vm.truth(value):
+            return True
+    return False
+
+
+@lookaside(builtins.all)
+def _all(vm, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return _native(all, args, kwargs)
+    for value in _iterable_arg(vm, args[0]):
+        if not vm.truth(value):
+            return False
+    return True
+
+
+@lookaside(builtins.zip)
+def _zip(vm, args, kwargs):
+    return _native(zip, [_iterable_arg(vm, a) for a in args], kwargs)
+
+
+@lookaside(builtins.sum)
+def _sum(vm, args, kwargs):
+    if not 1 <= len(args) <= 2 or (kwargs and set(kwargs) - {"start"}):
+        return _native(sum, args, kwargs)
+    start = args[1] if len(args) == 2 else (kwargs or {}).get("start", 0)
+    items = list(_iterable_arg(vm, args[0]))
+    if type(start) in NATIVE_TYPES and all(type(x) in NATIVE_TYPES for x in items):
+        return sum(items, start)
+    if isinstance(start, (str, bytes, bytearray)):
+        return _native(sum, ([], start), None)
+    total = start
+    for value in items:
+        total = vm.binary_op(0, total, value)
+    return total
+
+
+@lookaside(dict)
+def _dict(vm, args, kwargs):
+    if len(args) == 1 and type(args[0]) not in NATIVE_TYPES and not kwargs:
+        source = args[0]
+        keys = lookup(type(source), "keys")
+        if keys is not MISSING:
+            result = {}
+            for k in vm.iterate(vm.call_special(keys, source)):
+                result[k] = vm.getitem(source, k)
+            return result
+        return dict(_iterable_arg(vm, source))
+    return _native(dict, args, kwargs)
+
+
+@lookaside(builtins.reversed)
+def _reversed(vm, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        method = lookup(type(args[0]), "__reversed__")
+        if needs_interpreter(method):
+            return vm.call_special(method, args[0])
+    return _native(reversed, args, kwargs)
+
+
+@lookaside(str.join)
+def _str_join(vm, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return str.join(args[0], _iterable_arg(vm, args[1]))
+    return _native(str.join, args, kwargs)
+
+
+def _bound_str_join(vm, self, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        return str.join(self, _iterable_arg(vm, args[0]))
+    return _native(self.join, args, kwargs)
+
+
+METHOD_LOOKASIDES[(str, "join")] = _bound_str_join

@@ -1,0 +1,613 @@
+"""Differential runner: execute a function natively and interpreted, compare.
+
+Everything CPython makes observable about a call is recorded in an
+:class:`Outcome`:
+
+* the return value (or the exception raised: its type, ``args``, message,
+  notes, the members of an exception group, and its ``__cause__`` /
+  ``__context__`` chain, recursively and bounded);
+* the items a returned generator yields, when it is consumed;
+* what the call printed to ``sys.stdout`` and ``sys.stderr``;
+* ``sys.exc_info()`` right after the call returned;
+* the arguments after the call (a ``log`` list passed in is the side-effect
+  log of generated code) and the module globals after the call.
+
+Values are compared through :func:`canonical`, a deterministic text form that
+never calls user-defined ``__eq__`` or ``__repr__`` of objects that have a
+``__dict__``, keeps types apart (``1``, ``1.0`` and ``True`` differ) and
+strips memory addresses.
+
+Fresh state: :func:`assert_same_source` compiles the source twice, into two
+fresh module namespaces, so globals, class attributes and logs never leak
+from the native run into the interpreted one.  :func:`assert_same` takes a
+function object; it deep-copies the arguments for each run but both runs
+share the function's globals.
+
+Isolation: with ``isolate=True`` the whole comparison runs in a forked child
+process (POSIX only), so an interpreter that crashes the host or hangs loses
+neither the fuzzing session nor the example (DESIGN section 10).
+"""
+import builtins
+import contextlib
+import copy
+import inspect
+import io
+import os
+import re
+import select
+import signal
+import sys
+import traceback
+import types
+
+import attrs
+
+__all__ = [
+    "ActiveException",
+    "ExceptionRecord",
+    "FuzzTimeout",
+    "Outcome",
+    "assert_same",
+    "assert_same_source",
+    "canonical",
+    "check_same",
+    "check_same_source",
+    "diff_outcomes",
+    "load_source",
+    "run",
+    "run_interpreted",
+    "run_native",
+    "strip_addresses",
+]
+
+MAX_DEPTH = 12
+"""How deep :func:`canonical` descends into nested containers and objects."""
+
+MAX_CHAIN = 8
+"""How many links of a ``__cause__`` / ``__context__`` chain are recorded."""
+
+MAX_GENERATOR_ITEMS = 200
+"""How many items of a returned generator are consumed and compared."""
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def strip_addresses(text):
+    """Replace every ``0x...`` memory address in ``text`` with ``0x?``."""
+    return _ADDRESS.sub("0x?", text)
+
+
+class ActiveException(Exception):
+    """The exception being handled around the call when ``under_exception``.
+
+    Running the call inside ``except ActiveException:`` checks that the
+    interpreter sees (and restores) the caller's handled exception: implicit
+    ``__context__`` chaining, ``sys.exc_info()`` inside and after the call.
+    """
+
+
+class FuzzTimeout(BaseException):
+    """Raised into a run that exceeded its ``timeout`` (in-process mode)."""
+
+
+# ---------------------------------------------------------------------------
+# Canonical text form of values
+# ---------------------------------------------------------------------------
+_SCALARS = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+
+
+def _type_name(tp):
+    module = getattr(tp, "__module__", None)
+    name = getattr(tp, "__qualname__", None) or getattr(tp, "__name__", "?")
+    if module in (None, "builtins"):
+        return name
+    return "%s.%s" % (module, name)
+
+
+def canonical(value, _depth=0, _seen=None):
+    """Return a deterministic text form of ``value`` for comparison.
+
+    Scalars use ``repr`` (so ``1``, ``1.0`` and ``True`` differ, and NaN
+    equals NaN); containers recurse (dicts in insertion order, sets sorted);
+    exceptions show type and args; functions, classes, modules and generators
+    show their qualified name; other objects with a ``__dict__`` show their
+    type and attributes.  Anything else falls back to ``repr`` with memory
+    addresses stripped.  User-defined ``__eq__`` is never called; a class
+    without ``__dict__`` may have its ``__repr__`` called.
+    """
+    if _depth > MAX_DEPTH:
+        return "..."
+    tp = type(value)
+    if tp in _SCALARS:
+        return repr(value)
+    if _seen is None:
+        _seen = set()
+    if id(value) in _seen:
+        return "<cycle %s>" % _type_name(tp)
+    _seen.add(id(value))
+    try:
+        return _canonical(value, tp, _depth + 1, _seen)
+    finally:
+        _seen.discard(id(value))
+
+
+def _canonical(value, tp, depth, seen):
+    def c(v):
+        return canonical(v, depth, seen)
+
+    if tp is list:
+        return "[%s]" % ", ".join(map(c, value))
+    if tp is tuple:
+        return "(%s%s)" % (", ".join(map(c, value)), "," if len(value) == 1 else "")
+    if tp is dict:
+        return "{%s}" % ", ".join("%s: %s" % (c(k), c(v)) for k, v in value.items())
+    if tp in (set, frozenset):
+        body = ", ".join(sorted(map(c, value)))
+        return "%s({%s})" % (tp.__name__, body)
+    if isinstance(value, BaseException):
+        text = "%s(%s)" % (_type_name(tp), ", ".join(map(c, value.args)))
+        extra = _instance_attrs(value, depth, seen)
+        return text + extra if extra != "{}" else text
+    if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return "<function %s>" % value.__qualname__
+    if isinstance(value, types.MethodType):
+        return "<bound method %s of %s>" % (value.__func__.__qualname__, c(value.__self__))
+    if isinstance(value, type):
+        attrs_text = ", ".join(
+            "%s=%s" % (k, c(v))
+            for k, v in sorted(vars(value).items())
+            if not k.startswith("__") and not callable(v)
+            and not isinstance(v, (property, staticmethod, classmethod))
+        )
+        return "<class %s{%s}>" % (_type_name(value), attrs_text)
+    if isinstance(value, types.ModuleType):
+        return "<module %s>" % value.__name__
+    if isinstance(value, types.GeneratorType):
+        return "<generator %s>" % value.__qualname__
+    if isinstance(value, (types.CoroutineType, types.AsyncGeneratorType)):
+        return "<%s %s>" % (tp.__name__, value.__qualname__)
+    if isinstance(value, (range, slice)):
+        return repr(value)
+    if isinstance(value, (int, float, str, complex, bytes)):
+        # A subclass of a scalar: keep its type and its scalar value.
+        base = next(b for b in (bool, int, float, complex, str, bytes) if isinstance(value, b))
+        return "%s(%s)%s" % (_type_name(tp), base.__repr__(value), _instance_attrs(value, depth, seen))
+    if isinstance(value, (list, tuple, dict)):
+        base = next(b for b in (list, tuple, dict) if isinstance(value, b))
+        return "%s(%s)%s" % (_type_name(tp), _canonical(base(value), base, depth, seen),
+                             _instance_attrs(value, depth, seen))
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return "%s%s" % (_type_name(tp), _instance_attrs(value, depth, seen))
+    try:
+        return strip_addresses(repr(value))
+    except Exception as exc:  # a broken __repr__ is still a deterministic fact
+        return "<%s; repr raised %s>" % (_type_name(tp), type(exc).__name__)
+
+
+def _instance_attrs(value, depth, seen):
+    try:
+        items = vars(value)
+    except TypeError:
+        return ""
+    return "{%s}" % ", ".join(
+        "%s=%s" % (k, canonical(v, depth, seen)) for k, v in items.items()
+    )
+
+
+# ---------------------------------------------------------------------------
+# Exceptions
+# ---------------------------------------------------------------------------
+@attrs.frozen
+class ExceptionRecord:
+    """What is observable about a raised exception (no traceback, no frames).
+
+    ``cause`` and ``context`` are records of ``__cause__`` and
+    ``__context__`` (``None`` when absent), followed for at most
+    :data:`MAX_CHAIN` links; ``group`` holds the records of the members of a
+    ``BaseExceptionGroup``.
+    """
+
+    type: str
+    args: str
+    message: str
+    suppress_context: bool = False
+    notes: str = ""
+    group: tuple = ()
+    cause: "ExceptionRecord | None" = None
+    context: "ExceptionRecord | None" = None
+
+    @classmethod
+    def of(cls, exc, _depth=0, _seen=None):
+        """Build the record of ``exc`` (``None`` gives ``None``)."""
+        if exc is None:
+            return None
+        if _seen is None:
+            _seen = set()
+        if _depth >= MAX_CHAIN or id(exc) in _seen:
+            return cls(type=_type_name(type(exc)), args="<chain cut>", message="")
+        _seen = _seen | {id(exc)}
+        try:
+            message = strip_addresses(str(exc))
+        except Exception as err:
+            message = "<str raised %s>" % type(err).__name__
+        group = ()
+        if isinstance(exc, BaseExceptionGroup):
+            group = tuple(cls.of(e, _depth + 1, _seen) for e in exc.exceptions)
+        return cls(
+            type=_type_name(type(exc)),
+            args=canonical(exc.args),
+            message=message,
+            suppress_context=bool(exc.__suppress_context__),
+            notes=canonical(getattr(exc, "__notes__", None)),
+            group=group,
+            cause=cls.of(exc.__cause__, _depth + 1, _seen),
+            context=cls.of(exc.__context__, _depth + 1, _seen),
+        )
+
+    def render(self, indent=""):
+        """A multi-line, human-readable rendering of the record."""
+        lines = ["%s%s%s  message=%r" % (indent, self.type, self.args, self.message)]
+        if self.suppress_context:
+            lines.append(indent + "  __suppress_context__=True")
+        if self.notes != "None":
+            lines.append(indent + "  __notes__=" + self.notes)
+        for i, member in enumerate(self.group):
+            lines.append(indent + "  group[%d]:" % i)
+            lines.append(member.render(indent + "    "))
+        if self.cause is not None:
+            lines.append(indent + "  __cause__:")
+            lines.append(self.cause.render(indent + "    "))
+        if self.context is not None:
+            lines.append(indent + "  __context__:")
+            lines.append(self.context.render(indent + "    "))
+        return "\n".join(lines)
+
+
+def _internal_error_types():
+    try:
+        from pyinterp.errors import PyinterpInternal
+    except Exception:  # the interpreter may be half-written
+        return ()
+    return (PyinterpInternal,)
+
+
+# ---------------------------------------------------------------------------
+# Outcomes
+# ---------------------------------------------------------------------------
+@attrs.frozen
+class Outcome:
+    """Everything observable about one call, in comparable form.
+
+    Fields compared by :func:`diff_outcomes` (and ``==``): ``returned``,
+    ``raised``, ``generator``, ``stdout``, ``stderr``, ``exc_info``,
+    ``args_after``, ``globals_after`` and ``internal``.  ``mode``, ``value``,
+    ``exception`` and ``traceback`` are for reports only.
+    """
+
+    mode: str = attrs.field(eq=False)
+    returned: "str | None"
+    """Canonical text of the return value; ``None`` when the call raised."""
+    raised: "ExceptionRecord | None"
+    """Record of the exception the call raised (or the generator, when consumed)."""
+    generator: "tuple | None"
+    """``("yield", item)``... and a final ``("return", value)``/``("raise", type)``."""
+    stdout: str
+    stderr: str
+    exc_info: str
+    """Canonical text of ``sys.exc_info()[:2]`` right after the call returned."""
+    args_after: str
+    """Canonical text of the arguments after the call (side-effect log)."""
+    globals_after: "str | None"
+    """Canonical text of the module namespace after the call, when known."""
+    internal: "str | None" = None
+    """Type and message of a pyinterp-internal error (never raised natively)."""
+    value: object = attrs.field(default=None, eq=False, repr=False)
+    exception: "BaseException | None" = attrs.field(default=None, eq=False, repr=False)
+    traceback: str = attrs.field(default="", eq=False, repr=False)
+
+    @property
+    def ok(self):
+        """True when the call returned (did not raise)."""
+        return self.raised is None
+
+
+@contextlib.contextmanager
+def _deadline(timeout):
+    if not timeout or not hasattr(signal, "setitimer"):
+        yield
+        return
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise FuzzTimeout("run exceeded %ss" % timeout)
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _consume(gen, events):
+    for _ in range(MAX_GENERATOR_ITEMS):
+        try:
+            item = next(gen)
+        except StopIteration as stop:
+            events.append(("return", canonical(stop.value)))
+            return
+        events.append(("yield", canonical(item)))
+    events.append(("truncated",))
+
+
+def _globals_text(namespace):
+    if namespace is None:
+        return None
+    return canonical({k: v for k, v in namespace.items() if k != "__builtins__"})
+
+
+def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
+        under_exception=False, consume_generators=True, copy_args=True,
+        timeout=None):
+    """Call ``fn(*args, **kwargs)`` once and return its :class:`Outcome`.
+
+    ``interpreted`` runs ``pyinterp.interpret(fn)`` instead of ``fn``.
+    ``namespace`` is the module dict whose state is recorded afterwards (by
+    default ``fn.__globals__`` when it is a plain dict of a generated module,
+    otherwise not recorded).  ``under_exception`` makes the call from inside
+    an ``except ActiveException`` block.  A returned generator is consumed
+    (at most :data:`MAX_GENERATOR_ITEMS` items) when ``consume_generators``.
+    ``copy_args`` deep-copies ``args``/``kwargs`` first, so that each run
+    sees its own.  ``timeout`` (seconds, main thread only) interrupts a run
+    with :class:`FuzzTimeout`, recorded as the outcome's exception.
+    """
+    kwargs = dict(kwargs or {})
+    if copy_args:
+        args, kwargs = copy.deepcopy((tuple(args), kwargs))
+    if interpreted:
+        from pyinterp import interpret
+
+        target = interpret(fn)
+    else:
+        target = fn
+    out, err = io.StringIO(), io.StringIO()
+    value = exc = None
+    events = None
+    exc_info = "(None, None)"
+    internal_types = _internal_error_types()
+    with _deadline(timeout):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                if under_exception:
+                    try:
+                        raise ActiveException("outer")
+                    except ActiveException:
+                        value = target(*args, **kwargs)
+                        info = sys.exc_info()
+                else:
+                    value = target(*args, **kwargs)
+                    info = sys.exc_info()
+                exc_info = canonical(info[:2])
+                if consume_generators and isinstance(value, types.GeneratorType):
+                    events = []
+                    _consume(value, events)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as e:  # noqa: B036 - everything is an outcome
+                exc = e
+    internal = None
+    if exc is not None and internal_types and isinstance(exc, internal_types):
+        internal = "%s: %s" % (type(exc).__name__, exc)
+    tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
+    raised = ExceptionRecord.of(exc)
+    if events is not None and exc is not None:
+        events.append(("raise", raised.type))
+    return Outcome(
+        mode="interpreted" if interpreted else "native",
+        returned=None if exc is not None and events is None else canonical(value),
+        raised=raised,
+        generator=None if events is None else tuple(events),
+        stdout=strip_addresses(out.getvalue()),
+        stderr=strip_addresses(err.getvalue()),
+        exc_info=exc_info,
+        args_after=canonical((args, kwargs) if kwargs else args),
+        globals_after=_globals_text(namespace),
+        internal=internal,
+        value=value,
+        exception=exc,
+        traceback=tb,
+    )
+
+
+def run_native(fn, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` natively; return its :class:`Outcome`."""
+    return run(fn, args, kwargs)
+
+
+def run_interpreted(fn, *args, **kwargs):
+    """Call ``pyinterp.interpret(fn)(*args, **kwargs)``; return its :class:`Outcome`."""
+    return run(fn, args, kwargs, interpreted=True)
+
+
+# ---------------------------------------------------------------------------
+# Comparing
+# ---------------------------------------------------------------------------
+_COMPARED = ("internal", "raised", "returned", "generator", "stdout", "stderr",
+             "exc_info", "args_after", "globals_after")
+
+
+def _show(field, value):
+    if value is None:
+        return "None"
+    if isinstance(value, ExceptionRecord):
+        return "\n" + value.render("      ")
+    if field == "generator":
+        return "\n" + "\n".join("      %r" % (e,) for e in value)
+    if isinstance(value, str) and ("\n" in value or field in ("stdout", "stderr")):
+        return "\n" + "\n".join("      |" + line for line in value.split("\n"))
+    return value
+
+
+def diff_outcomes(native, interpreted):
+    """Return a list of readable lines describing how two outcomes differ.
+
+    An empty list means the outcomes are the same.
+    """
+    lines = []
+    for field in _COMPARED:
+        a, b = getattr(native, field), getattr(interpreted, field)
+        if a != b:
+            lines.append("%s differs:" % field)
+            lines.append("   native:      %s" % _show(field, a))
+            lines.append("   interpreted: %s" % _show(field, b))
+    if lines and interpreted.traceback and native.raised != interpreted.raised:
+        lines.append("interpreted traceback:")
+        lines.extend("   " + line for line in interpreted.traceback.rstrip().split("\n"))
+    return lines
+
+
+def _report(lines, native, interpreted, source=None, args=None):
+    parts = ["pyinterp diverges from CPython"]
+    if source is not None:
+        parts.append("source:\n" + "\n".join("   %4d  %s" % (i + 1, line)
+                                            for i, line in enumerate(source.split("\n"))))
+    if args is not None:
+        parts.append("args: %s" % canonical(tuple(args)))
+    parts.extend(lines)
+    return "\n".join(parts)
+
+
+def load_source(source, filename="<fuzz>", module_name="__fuzz__"):
+    """Compile and execute ``source`` natively in a fresh module namespace.
+
+    Returns the namespace dict.  Each call gives new, independent objects.
+    """
+    code = compile(source, filename, "exec")
+    namespace = {"__name__": module_name, "__builtins__": builtins}
+    exec(code, namespace)
+    return namespace
+
+
+def _isolated(thunk, timeout):
+    """Run ``thunk`` in a forked child; return None or a failure message."""
+    if not hasattr(os, "fork"):
+        return thunk()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        status = 0
+        try:
+            os.close(read_end)
+            message = thunk() or ""
+            status = 1 if message else 0
+        except BaseException:  # noqa: B036
+            message = "runner error in child:\n" + traceback.format_exc()
+            status = 2
+        try:
+            data = message.encode("utf-8", "backslashreplace")
+            while data:
+                data = data[os.write(write_end, data):]
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks = []
+    timed_out = False
+    try:
+        while True:
+            ready, _, _ = select.select([read_end], [], [], timeout)
+            if not ready:
+                timed_out = True
+                os.kill(pid, signal.SIGKILL)
+                break
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        _, status = os.waitpid(pid, 0)
+    message = b"".join(chunks).decode("utf-8", "replace")
+    if timed_out:
+        return "pyinterp run timed out after %ss (child killed)\n%s" % (timeout, message)
+    if os.WIFSIGNALED(status):
+        return "child process crashed with signal %d\n%s" % (os.WTERMSIG(status), message)
+    return message or None
+
+
+def check_same(fn, args=(), kwargs=None, *, under_exception=False,
+               consume_generators=True, timeout=None, source=None):
+    """Run ``fn`` natively and interpreted; return a failure message or None.
+
+    Arguments are deep-copied for each run.  Both runs share ``fn`` and its
+    globals; use :func:`check_same_source` for fully separate state.
+    """
+    options = dict(under_exception=under_exception, consume_generators=consume_generators,
+                   timeout=timeout)
+    native = run(fn, args, kwargs, **options)
+    interpreted = run(fn, args, kwargs, interpreted=True, **options)
+    lines = diff_outcomes(native, interpreted)
+    return _report(lines, native, interpreted, source, args) if lines else None
+
+
+def check_same_source(source, entry="f", args=(), kwargs=None, *,
+                      filename="<fuzz>", under_exception=False,
+                      consume_generators=True, timeout=None, isolate=False):
+    """Like :func:`assert_same_source`, but return the message (or None)."""
+
+    def compare():
+        runs = []
+        for interpreted in (False, True):
+            namespace = load_source(source, filename)
+            runs.append(run(
+                namespace[entry], args, kwargs, interpreted=interpreted,
+                namespace=namespace, under_exception=under_exception,
+                consume_generators=consume_generators,
+                timeout=None if isolate else timeout,
+            ))
+        lines = diff_outcomes(*runs)
+        return _report(lines, *runs, source, args) if lines else None
+
+    if isolate:
+        return _isolated(compare, timeout)
+    return compare()
+
+
+def assert_same(fn, *args, **kwargs):
+    """Assert that ``fn(*args, **kwargs)`` behaves the same interpreted.
+
+    Raises ``AssertionError`` with a field-by-field diff of the two
+    :class:`Outcome` records otherwise.  See :func:`check_same` for options.
+    """
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = None
+    message = check_same(fn, args, kwargs, source=source)
+    if message:
+        raise AssertionError(message)
+
+
+def assert_same_source(source, entry="f", args=(), kwargs=None, **options):
+    """Assert that ``entry(*args)`` from ``source`` behaves the same interpreted.
+
+    The source is compiled and executed natively twice (filename
+    ``"<fuzz>"``), into two fresh module namespaces named ``__fuzz__``; the
+    native run calls ``entry`` of the first, the interpreted run
+    ``pyinterp.interpret(entry)`` of the second.  ``args`` are deep-copied
+    per run.  Module globals after the call are compared too.
+
+    Options: ``under_exception`` (call from inside an ``except`` block),
+    ``consume_generators``, ``timeout`` (seconds), ``isolate`` (run the
+    comparison in a forked child; the timeout then kills the child),
+    ``filename``.  Raises ``AssertionError`` with a readable report.
+    """
+    message = check_same_source(source, entry, args, kwargs, **options)
+    if message:
+        raise AssertionError(message)

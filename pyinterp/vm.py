@@ -1,0 +1,209 @@
+"""The run loop: execute a frame's instructions until it returns or yields.
+
+The loop is deliberately small.  Each instruction carries its handler
+(``ins.fn``, bound at decode time), so dispatch is one attribute load and one
+call.  A handler returns None (next instruction), an ``int`` (jump to that
+index) or a :class:`~pyinterp.opcodes.signals.Signal`.  User exceptions are
+ordinary Python exceptions raised by handlers; the loop unwinds them through
+the exception table only when one is actually raised, so the per-instruction
+path has no exception bookkeeping at all.
+"""
+import dis
+import sys
+
+from . import (attributes, calls, containers, dunders, excstate, generators,
+               importing, operators, text)
+from . import lookup as lookup_module
+from .errors import PyinterpInternal, StackEffectError
+from .frame import Frame
+
+# dis.stack_effect() describes the compiler's accounting, which differs from
+# what some instructions do at run time.  (opname -> fn(ins, jumped) giving
+# the real effect.)
+_STACK_EFFECT_OVERRIDES = {
+    # PRECALL pops nothing; CALL pops the callable, NULL/self and arguments.
+    "PRECALL": lambda ins, jumped: 0,
+    "CALL": lambda ins, jumped: -(ins.arg + 1),
+}
+
+
+class Interpreter:
+    """Executes frames.  One instance serves one top-level ``interpret`` call.
+
+    ``top`` is the innermost frame being executed (for ``sys._getframe``,
+    ``locals()`` and friends); ``depth`` counts nested interpreted calls, to
+    raise ``RecursionError`` well before the host's own stack runs out.
+    """
+
+    def __init__(self, debug=False):
+        self.top = None
+        self.depth = 0
+        self.debug = debug
+        self.recursion_limit = sys.getrecursionlimit()
+
+    # -- running frames -------------------------------------------------
+    def run_frame(self, frame):
+        """Run a non-generator frame to completion and return its value."""
+        self.resume(frame, None)
+        return frame.retval
+
+    def resume(self, frame, thrown):
+        """Run ``frame`` from ``frame.pc`` until it returns, yields or signals.
+
+        If ``thrown`` is an exception, it is raised at the instruction before
+        ``frame.pc`` (a suspended ``YIELD_VALUE``), as ``generator.throw``
+        does.  Returns the signal; an exception that no handler in this frame
+        catches propagates to the caller.
+        """
+        frame.back = self.top
+        self.top = frame
+        try:
+            if self.debug:
+                return self._loop_checked(frame, thrown)
+            return self._loop(frame, thrown)
+        finally:
+            self.top = frame.back
+
+    def _loop(self, frame, exc):
+        instructions = frame.instructions
+        pc = frame.pc
+        while True:
+            if exc is not None:
+                pc = self._unwind(frame, exc, pc - 1)
+                exc = None
+            try:
+                while True:
+                    ins = instructions[pc]
+                    pc += 1
+                    result = ins.fn(self, frame, ins)
+                    if result is not None:
+                        if result.__class__ is int:
+                            pc = result
+                        else:
+                            frame.pc = pc
+                            return result
+            except PyinterpInternal:
+                frame.lasti = pc - 1
+                raise
+            except BaseException as e:
+                exc = e
+
+    def _loop_checked(self, frame, exc):
+        """The run loop plus a stack-effect assertion after every instruction."""
+        instructions = frame.instructions
+        pc = frame.pc
+        while True:
+            if exc is not None:
+                pc = self._unwind(frame, exc, pc - 1)
+                exc = None
+            try:
+                while True:
+                    ins = instructions[pc]
+                    pc += 1
+                    before = len(frame.stack)
+                    result = ins.fn(self, frame, ins)
+                    if result is None or result.__class__ is int:
+                        jumped = result is not None and result != pc
+                        _check_stack_effect(ins, jumped, len(frame.stack) - before)
+                        if result is not None:
+                            pc = result
+                    else:
+                        frame.pc = pc
+                        return result
+            except PyinterpInternal:
+                frame.lasti = pc - 1
+                raise
+            except BaseException as e:
+                exc = e
+
+    def _unwind(self, frame, exc, index):
+        """Find the handler for an exception raised by instruction ``index``.
+
+        Mirrors CPython: truncate the stack to the handler's depth, push the
+        raising instruction's offset if the entry says ``lasti``, push the
+        exception, and continue at the handler.  With no handler the exception
+        leaves the frame.
+        """
+        ins = frame.instructions[index]
+        frame.lasti = index
+        if ins.exc_target is None:
+            frame.pc = index + 1
+            excstate.reraise(exc)
+        stack = frame.stack
+        del stack[ins.exc_depth:]
+        if ins.exc_lasti:
+            stack.append(ins.offset // 2)
+        stack.append(exc)
+        return ins.exc_target
+
+    # -- the data model, as handlers see it ------------------------------
+    # Handlers reach every protocol through ``vm`` (they never import
+    # pyinterp), so these class attributes are the interface of the opcode
+    # package.  Each is a plain function taking ``vm`` first.
+    call = calls.call
+    call_function = calls.call_function
+    call_special = dunders.call_special
+    bind = dunders.bind
+    lookup = staticmethod(lookup_module.lookup)
+    MISSING = lookup_module.MISSING
+    binary_op = operators.binary_op
+    unary_op = operators.unary_op
+    compare = operators.compare
+    truth = operators.truth
+    length = operators.length
+    load_attr = attributes.load_attr
+    store_attr = attributes.store_attr
+    delete_attr = attributes.delete_attr
+    plain_method = attributes.plain_method
+    get_iter = containers.get_iter
+    next_value = containers.next_value
+    iterate = containers.iterate
+    unpack = containers.unpack
+    getitem = containers.getitem
+    setitem = containers.setitem
+    delitem = containers.delitem
+    contains = containers.contains
+    to_str = text.to_str
+    to_repr = text.to_repr
+    to_ascii = text.to_ascii
+    format = text.format_value
+    function_str = staticmethod(text.function_str)
+    import_from = importing.import_from
+    import_star = importing.import_star
+    get_handled = staticmethod(excstate.current_item_value)
+    set_handled = staticmethod(excstate.set_handled)
+    reraise = staticmethod(excstate.reraise)
+    current_exception = staticmethod(sys.exception)
+    async_gen_wrap = staticmethod(generators.AsyncGenWrapped)
+
+    def isinstance(self, obj, cls):
+        """``isinstance`` for match patterns (``__instancecheck__`` runs natively)."""
+        return isinstance(obj, cls)
+
+    def new_frame(self, code, globals, locals=None, func=None):
+        """A fresh frame for ``code``; arguments are filled in by the caller."""
+        return Frame(code, globals, locals, func)
+
+    def enter(self):
+        """Count one more nested interpreted call (RecursionError if too deep)."""
+        self.depth += 1
+        if self.depth > self.recursion_limit:
+            self.depth -= 1
+            raise RecursionError("maximum recursion depth exceeded")
+
+    def leave(self):
+        self.depth -= 1
+
+
+def _check_stack_effect(ins, jumped, actual):
+    override = _STACK_EFFECT_OVERRIDES.get(ins.opname)
+    if override is not None:
+        expected = override(ins, jumped)
+    else:
+        arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+        expected = dis.stack_effect(ins.opcode, arg, jump=jumped)
+    if expected != actual:
+        raise StackEffectError(
+            "stack effect of %s (arg %r, jumped=%s): expected %d, got %d"
+            % (ins.opname, ins.arg, jumped, expected, actual))
+
