@@ -1,4 +1,5 @@
 """Operators: binary, unary, comparison, identity, membership, subscription."""
+from .fastpath import BINARY_FUNCTIONS, COMPARE_FUNCTIONS, NATIVE_TYPES
 from .registry import opcode
 
 
@@ -17,7 +18,11 @@ def binary_op(vm, frame, ins):
     """
     stack = frame.stack
     rhs = stack.pop()
-    stack[-1] = vm.binary_op(ins.argval, stack[-1], rhs)
+    lhs = stack[-1]
+    if type(lhs) in NATIVE_TYPES and type(rhs) in NATIVE_TYPES:
+        stack[-1] = BINARY_FUNCTIONS[ins.argval](lhs, rhs)
+    else:
+        stack[-1] = vm.binary_op(ins.argval, lhs, rhs)
 
 
 @opcode("UNARY_NEGATIVE")
@@ -69,7 +74,11 @@ def compare_op(vm, frame, ins):
     """
     stack = frame.stack
     rhs = stack.pop()
-    stack[-1] = vm.compare(ins.argval, stack[-1], rhs)
+    lhs = stack[-1]
+    if type(lhs) in NATIVE_TYPES and type(rhs) in NATIVE_TYPES:
+        stack[-1] = COMPARE_FUNCTIONS[ins.argval](lhs, rhs)
+    else:
+        stack[-1] = vm.compare(ins.argval, lhs, rhs)
 
 
 @opcode("IS_OP")

@@ -46,7 +46,10 @@ def call(vm, frame, ins):
         kwargs = dict(zip(kw, args[len(args) - k:]))
         del args[len(args) - k:]
     frame.lasti = ins.index
-    stack.append(vm.call(fn, args, kwargs))
+    if type(fn) is FunctionType:
+        stack.append(vm.call_function(fn, args, kwargs))
+    else:
+        stack.append(vm.call(fn, args, kwargs))
 
 
 @opcode("CALL_FUNCTION_EX")

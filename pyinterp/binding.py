@@ -9,7 +9,8 @@ the parameters as a tuple.  Calling the binder natively performs CPython's
 own binding, with its own messages; no user code runs inside it.
 
 The common case (positional arguments only, exactly the right number, no
-``*args``) skips the binder entirely.
+``*args``) never gets here: :func:`pyinterp.calls.call_function` skips
+binding for it.
 """
 import inspect
 import types
@@ -69,9 +70,6 @@ def bind_arguments(func, code, args, kwargs):
     ``args`` is a sequence, ``kwargs`` a dict or None.  Raises the same
     ``TypeError`` CPython raises for a bad call.
     """
-    if not kwargs and not (code.co_flags & (CO_VARARGS | CO_VARKEYWORDS)) \
-            and len(args) == code.co_argcount and not code.co_kwonlyargcount:
-        return args
     binder = types.FunctionType(
         _binder_code(code, func.__qualname__), {}, None, func.__defaults__)
     if func.__kwdefaults__:

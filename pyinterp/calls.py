@@ -20,6 +20,7 @@ import types
 
 from .binding import bind_arguments
 from .dunders import call_special, needs_interpreter
+from .frame import Frame
 from .lookup import MISSING, lookup
 
 FunctionType = types.FunctionType
@@ -81,21 +82,33 @@ def _call_special_kw(vm, method, obj, args, kwargs):
     return call(vm, bind(vm, method, obj, type(obj)), args, kwargs)
 
 
+_SLOW_CALL_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | _GENERATOR_FLAGS
+
+
 def call_function(vm, func, args, kwargs=None):
     """Run a Python function in a new interpreted frame."""
     code = func.__code__
-    values = bind_arguments(func, code, args, kwargs)
-    frame = vm.new_frame(code, func.__globals__, None, func)
-    frame.fast[:len(values)] = values
+    if kwargs or code.co_flags & _SLOW_CALL_FLAGS or len(args) != code.co_argcount \
+            or code.co_kwonlyargcount:
+        args = bind_arguments(func, code, args, kwargs)
+    frame = Frame(code, func.__globals__, None, func, func.__builtins__)
+    frame.fast[:len(args)] = args
     if code.co_flags & _GENERATOR_FLAGS:
         from .generators import start_generator
 
         return start_generator(vm, frame)
-    vm.enter()
-    try:
-        return vm.run_frame(frame)
-    finally:
+    depth = vm.depth = vm.depth + 1
+    if depth > vm.recursion_limit:
         vm.depth -= 1
+        raise RecursionError("maximum recursion depth exceeded")
+    frame.back = vm.top
+    vm.top = frame
+    try:
+        vm.loop(frame, None)
+    finally:
+        vm.top = frame.back
+        vm.depth -= 1
+    return frame.retval
 
 
 def construct(vm, cls, args, kwargs):

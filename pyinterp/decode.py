@@ -40,31 +40,38 @@ class Instruction:
 
 
 class DecodedCode:
-    """The decoded form of one code object, plus facts handlers reuse."""
+    """The decoded form of one code object, plus facts handlers reuse.
 
-    __slots__ = ("code", "instructions", "localsplus_names", "nlocalsplus",
-                 "offset_to_index", "__weakref__")
+    It holds its code object only weakly (``ref``), so that decoding a code
+    object never keeps it alive: when the code object dies, its cache entry
+    goes too.
+    """
 
-    def __init__(self, code, instructions, localsplus_names, offset_to_index):
-        self.code = code
+    __slots__ = ("ref", "instructions", "localsplus_names", "nlocalsplus",
+                 "offset_to_index")
+
+    def __init__(self, ref, instructions, localsplus_names, offset_to_index):
+        self.ref = ref
         self.instructions = instructions
         self.localsplus_names = localsplus_names
         self.nlocalsplus = len(localsplus_names)
         self.offset_to_index = offset_to_index
 
 
-_cache = {}  # id(code) -> (weakref to code, DecodedCode)
+CACHE = {}
+"""id(code) -> DecodedCode.  Check ``entry.ref() is code`` before use: ids
+are reused once a code object dies (its entry is removed then, too)."""
 
 
 def decode(code):
     """Return the :class:`DecodedCode` for ``code``, decoding it on first use."""
-    entry = _cache.get(id(code))
-    if entry is not None and entry[0]() is code:
-        return entry[1]
-    decoded = _decode(code)
+    entry = CACHE.get(id(code))
+    if entry is not None and entry.ref() is code:
+        return entry
     key = id(code)
-    _cache[key] = (weakref.ref(code, lambda _ref, key=key: _cache.pop(key, None)),
-                   decoded)
+    ref = weakref.ref(code, lambda _ref, key=key: CACHE.pop(key, None))
+    decoded = _decode(code, ref)
+    CACHE[key] = decoded
     return decoded
 
 
@@ -76,7 +83,7 @@ def localsplus_names(code):
     return tuple(names)
 
 
-def _decode(code):
+def _decode(code, ref):
     from .opcodes.registry import handler_for
 
     raw = list(dis.get_instructions(code))
@@ -109,7 +116,7 @@ def _decode(code):
         ins.exc_target, ins.exc_depth, ins.exc_lasti = table.get(i, (None, 0, False))
         _predigest(ins, d, code)
         out.append(ins)
-    return DecodedCode(code, tuple(out), localsplus_names(code), offset_to_index)
+    return DecodedCode(ref, tuple(out), localsplus_names(code), offset_to_index)
 
 
 def _predigest(ins, d, code):

@@ -1,7 +1,7 @@
 """The interpreter's frame: one activation of a code object."""
 import builtins as _builtins_module
 
-from .decode import decode
+from .decode import CACHE, decode
 from .opcodes.signals import NULL
 
 
@@ -20,14 +20,16 @@ class Frame:
         "generator",
     )
 
-    def __init__(self, code, globals, locals=None, func=None):
-        decoded = decode(code)
+    def __init__(self, code, globals, locals=None, func=None, builtins=None):
+        decoded = CACHE.get(id(code))
+        if decoded is None or decoded.ref() is not code:
+            decoded = decode(code)
         self.code = code
         self.instructions = decoded.instructions
         self.fast = [NULL] * decoded.nlocalsplus
         self.stack = []
         self.globals = globals
-        self.builtins = builtins_of(globals)
+        self.builtins = builtins if builtins is not None else builtins_of(globals)
         self.locals = locals
         self.pc = 0
         self.lasti = 0

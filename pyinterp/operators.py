@@ -19,11 +19,8 @@ from collections import deque
 from .dunders import call_special, needs_interpreter
 from .lookup import MISSING, lookup
 
-# Builtin types whose operators are all C code: the fast path applies.
-NATIVE_TYPES = frozenset({
-    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
-    frozenset, type(None), range, slice, type(Ellipsis),
-})
+from .opcodes.fastpath import BINARY_FUNCTIONS as NATIVE_BINARY
+from .opcodes.fastpath import NATIVE_TYPES  # noqa: F401  (re-exported)
 
 # (native function, forward dunder, reflected dunder), indexed by BINARY_OP's
 # NB_* number; the in-place forms (13..25) carry the in-place dunder and the
@@ -52,8 +49,6 @@ _INPLACE = [
     (operator.isub, "__isub__", 10), (operator.itruediv, "__itruediv__", 11),
     (operator.ixor, "__ixor__", 12),
 ]
-NATIVE_BINARY = [b[0] for b in _BINARY] + [i[0] for i in _INPLACE]
-"""The native function of every BINARY_OP operand, by NB_* number."""
 
 # Sequence types whose ``__add__``/``__mul__`` are sq_concat/sq_repeat: CPython
 # tries them only after both operands' numeric methods declined.

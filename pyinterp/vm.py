@@ -40,6 +40,8 @@ class Interpreter:
         self.depth = 0
         self.debug = debug
         self.recursion_limit = sys.getrecursionlimit()
+        self.loop = self._loop_checked if debug else self._loop
+        """Run a frame until it returns or yields (``loop(frame, thrown)``)."""
 
     # -- running frames -------------------------------------------------
     def run_frame(self, frame):
@@ -58,9 +60,7 @@ class Interpreter:
         frame.back = self.top
         self.top = frame
         try:
-            if self.debug:
-                return self._loop_checked(frame, thrown)
-            return self._loop(frame, thrown)
+            return self.loop(frame, thrown)
         finally:
             self.top = frame.back
 

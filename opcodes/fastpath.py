@@ -1,0 +1,29 @@
+"""Types whose operators are all C code, for the handlers' fast paths.
+
+When both operands of ``a + b`` (or ``a < b``...) have one of these exact
+types, no Python-level special method can be involved, so a handler calls
+the native ``operator`` function directly instead of running the full
+data-model protocol.
+"""
+import operator
+
+NATIVE_TYPES = frozenset({
+    int, float, complex, bool, str, bytes, bytearray, list, tuple, dict, set,
+    frozenset, type(None), range, slice, type(Ellipsis),
+})
+
+BINARY_FUNCTIONS = (
+    operator.add, operator.and_, operator.floordiv, operator.lshift,
+    operator.matmul, operator.mul, operator.mod, operator.or_, operator.pow,
+    operator.rshift, operator.sub, operator.truediv, operator.xor,
+    operator.iadd, operator.iand, operator.ifloordiv, operator.ilshift,
+    operator.imatmul, operator.imul, operator.imod, operator.ior,
+    operator.ipow, operator.irshift, operator.isub, operator.itruediv,
+    operator.ixor,
+)
+"""The native function of each ``BINARY_OP`` operator, by its NB_* number."""
+
+COMPARE_FUNCTIONS = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq,
+    "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
+}

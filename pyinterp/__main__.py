@@ -1,0 +1,111 @@
+"""``python -m pyinterp``: a short demonstration of the interpreter.
+
+Runs a few functions natively and inside pyinterp, shows that results,
+exceptions and printed output agree, and then lists the instructions one
+small function executes, with the first line of each handler's docstring
+(the teaching reference).
+"""
+import argparse
+import dataclasses
+import dis
+import io
+import contextlib
+
+import pyinterp
+from pyinterp.opcodes.registry import HANDLERS
+
+
+@dataclasses.dataclass(order=True)
+class Point:
+    x: int
+    y: int = 0
+
+    def norm1(self):
+        return abs(self.x) + abs(self.y)
+
+
+def word_stats(text):
+    counts = {}
+    for word in text.split():
+        counts[word] = counts.get(word, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[:3]
+
+
+def points(n):
+    pts = sorted(Point(i % 3, -i) for i in range(n))
+    print("closest:", min(pts, key=Point.norm1))
+    return [p.norm1() for p in pts]
+
+
+def fails(x):
+    try:
+        return 1 / x
+    except ZeroDivisionError as exc:
+        raise ValueError("x must not be zero") from exc
+
+
+def gen_pipeline(n):
+    def evens(limit):
+        for i in range(limit):
+            if i % 2 == 0:
+                yield i
+    total = yield_from_sum = 0
+    for v in evens(n):
+        total += v
+    yield_from_sum = sum(x * x for x in evens(n))
+    return total, yield_from_sum
+
+
+def _outcome(fn, args):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            result = ("returned", fn(*args))
+    except Exception as exc:  # noqa: BLE001 - the demo compares exceptions too
+        result = ("raised", "%s: %s (cause: %r)" % (type(exc).__name__, exc, exc.__cause__))
+    return result, out.getvalue()
+
+
+def demo():
+    cases = [
+        (word_stats, ("the cat and the hat and the bat",)),
+        (points, (5,)),
+        (fails, (0,)),
+        (gen_pipeline, (10,)),
+    ]
+    print("pyinterp %s: native vs interpreted\n" % pyinterp.__version__)
+    all_same = True
+    for fn, args in cases:
+        native = _outcome(fn, args)
+        interpreted = _outcome(pyinterp.interpret(fn), args)
+        same = native == interpreted
+        all_same &= same
+        print("%-14s %s %s" % (fn.__name__, "same" if same else "DIFFERENT", interpreted[0]))
+        if interpreted[1]:
+            print("%14s printed %r" % ("", interpreted[1]))
+    print()
+    return all_same
+
+
+def explain_instructions(fn):
+    """Print every instruction of ``fn`` with its handler's one-line summary."""
+    print("Instructions of %s, with what each does:\n" % fn.__name__)
+    for ins in dis.get_instructions(fn):
+        doc = (HANDLERS[ins.opname].__doc__ or "").strip().split("\n\n")[0]
+        summary = " ".join(doc.split())
+        print("%4d %-22s %-12s %s" % (ins.offset, ins.opname, ins.argrepr[:12], summary[:100]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m pyinterp", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-listing", action="store_true", help="skip the instruction listing")
+    args = parser.parse_args(argv)
+    ok = demo()
+    if not args.no_listing:
+        explain_instructions(fails)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

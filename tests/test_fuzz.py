@@ -1,0 +1,267 @@
+"""Differential fuzzing: generated programs must behave the same interpreted.
+
+Each ``test_<family>`` draws programs from
+:func:`pyinterp.testing.strategies.programs` restricted to one language
+family; ``test_mixed`` draws from all of them and also runs half of its
+examples inside an active ``except`` block.  A failure prints the program as
+a pasteable ``Program(...)``: once the interpreter is fixed, keep it as an
+``@example(...)`` regression on the test that found it.
+
+Profiles (``HYPOTHESIS_PROFILE``, see ``conftest.py``): ``ci`` (default),
+``slow`` (20,000 mixed examples) and ``dev``.  Each example runs in a forked
+child process (``PYINTERP_FUZZ_ISOLATE=0`` turns that off) with a timeout of
+``PYINTERP_FUZZ_TIMEOUT`` seconds (default 60), so that a crash or a hang is
+reported as a failure of that example instead of killing the session.
+
+The ``test_runner_*`` and ``test_strategies_*`` tests check the fuzzing
+machinery itself and do not need a working interpreter.
+"""
+import os
+import sys
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import pyinterp
+from pyinterp.testing import (
+    Outcome,
+    assert_same_source,
+    canonical,
+    check_same_source,
+    diff_outcomes,
+    load_source,
+    run,
+    run_native,
+)
+from pyinterp.testing.strategies import FAMILIES, Program, arguments, programs
+
+ISOLATE = os.environ.get("PYINTERP_FUZZ_ISOLATE", "1") != "0" and hasattr(os, "fork")
+TIMEOUT = float(os.environ.get("PYINTERP_FUZZ_TIMEOUT", "60"))
+MIXED_EXAMPLES = settings().max_examples
+FAMILY_EXAMPLES = max(10, MIXED_EXAMPLES // 4)
+
+
+def check(program, under_exception=False):
+    """Assert that ``program`` behaves the same natively and interpreted."""
+    assert_same_source(program.source, program.entry, program.args,
+                       under_exception=under_exception, isolate=ISOLATE, timeout=TIMEOUT)
+
+
+# ---------------------------------------------------------------------------
+# Fuzz tests, one per family, plus the mixed one
+# ---------------------------------------------------------------------------
+family_settings = settings(max_examples=FAMILY_EXAMPLES)
+
+
+@family_settings
+@given(programs(families=["expressions"]))
+def test_expressions(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["control"]))
+def test_control(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["exceptions"]))
+def test_exceptions(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["closures"]))
+def test_closures(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["generators"]))
+def test_generators(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["comprehensions"]))
+def test_comprehensions(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["classes"]))
+def test_classes(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["unpacking"]))
+def test_unpacking(program):
+    check(program)
+
+
+@family_settings
+@given(programs(families=["match"]))
+def test_match(program):
+    check(program)
+
+
+@given(programs(), st.booleans())
+def test_mixed(program, under_exception):
+    check(program, under_exception)
+
+
+# ---------------------------------------------------------------------------
+# The strategies themselves (native only)
+# ---------------------------------------------------------------------------
+# Exceptions that mean the generator wrote an ill-typed program.
+_ILL_TYPED = {"NameError", "UnboundLocalError", "TypeError", "SyntaxError", "RecursionError"}
+
+
+@settings(max_examples=max(10, MIXED_EXAMPLES // 2), suppress_health_check=list(HealthCheck))
+@given(programs())
+def test_strategies_write_well_typed_programs(program):
+    namespace = load_source(program.source)
+    outcome = run(namespace[program.entry], program.args, namespace=namespace, timeout=10)
+    assert outcome.raised is None or outcome.raised.type not in _ILL_TYPED, (
+        outcome.traceback + "\n" + program.source)
+
+
+@given(programs(families=["classes"]))
+@settings(max_examples=10)
+def test_strategies_program_repr_round_trips(program):
+    assert eval(repr(program)) == program
+
+
+def test_strategies_reject_unknown_family():
+    with pytest.raises(ValueError):
+        programs(families=["nope"])
+
+
+def test_strategies_families_are_documented():
+    assert set(FAMILIES) == {"expressions", "control", "exceptions", "closures", "generators",
+                             "comprehensions", "classes", "unpacking", "match"}
+    assert arguments() is not None
+
+
+# ---------------------------------------------------------------------------
+# The runner (uses a fake interpreter where a divergence is needed)
+# ---------------------------------------------------------------------------
+def test_runner_canonical_keeps_types_apart():
+    assert len({canonical(1), canonical(True), canonical(1.0)}) == 3
+    assert canonical(float("nan")) == canonical(float("nan"))
+    assert canonical(-0.0) != canonical(0.0)
+    cyclic = []
+    cyclic.append(cyclic)
+    assert "cycle" in canonical(cyclic)
+    assert canonical({3, 1, 2}) == canonical({1, 2, 3})
+    assert canonical({"a": 1, "b": 2}) != canonical({"b": 2, "a": 1})  # insertion order shows
+
+
+def test_runner_canonical_objects_without_addresses():
+    namespace = load_source("class P:\n    def __init__(self, v):\n        self.v = v\n")
+    other = load_source("class P:\n    def __init__(self, v):\n        self.v = v\n")
+    assert canonical(namespace["P"](1)) == canonical(other["P"](1))
+    assert canonical(namespace["P"](1)) != canonical(other["P"](2))
+    assert "0x" not in canonical(object()).replace("0x?", "")
+
+
+SOURCE = """
+import sys
+G = []
+def f(log, n):
+    log.append(n)
+    G.append(n * 2)
+    print('n is', n)
+    try:
+        1 // n
+    except ZeroDivisionError as e:
+        raise ValueError('zero') from e
+    return n + 1
+"""
+
+
+def test_runner_records_everything():
+    namespace = load_source(SOURCE)
+    ok = run(namespace["f"], ([], 3), namespace=namespace)
+    assert ok.ok and ok.returned == "4" and ok.stdout == "n is 3\n"
+    assert ok.args_after == "([3], 3)" and "'G': [6]" in ok.globals_after
+    assert ok.exc_info == "(None, None)"
+    failed = run_native(load_source(SOURCE)["f"], [], 0)
+    assert not failed.ok and failed.raised.type == "ValueError"
+    assert failed.raised.cause.type == "ZeroDivisionError"
+    assert failed.raised.context.type == "ZeroDivisionError"
+    assert isinstance(failed, Outcome)
+
+
+def test_runner_under_exception_sees_handled_exception():
+    namespace = load_source("import sys\ndef f():\n    return sys.exc_info()[0].__name__\n")
+    outcome = run(namespace["f"], under_exception=True)
+    assert outcome.returned == "'ActiveException'"
+    assert "ActiveException" in outcome.exc_info
+
+
+def test_runner_consumes_generators():
+    namespace = load_source("def f(n):\n    yield n\n    yield n + 1\n    return 'r'\n")
+    outcome = run(namespace["f"], (5,))
+    assert outcome.generator == (("yield", "5"), ("yield", "6"), ("return", "'r'"))
+
+
+def test_runner_diff_is_readable():
+    a = run_native(load_source("def f():\n    print('x')\n    return 1\n")["f"])
+    b = run_native(load_source("def f():\n    raise KeyError('k')\n")["f"])
+    lines = diff_outcomes(a, b)
+    text = "\n".join(lines)
+    assert "returned differs" in text and "raised differs" in text and "stdout differs" in text
+    assert diff_outcomes(a, a) == []
+
+
+def _broken_interpret(fn):
+    def wrapper(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        return result + 1 if isinstance(result, int) else result
+    return wrapper
+
+
+def test_runner_reports_divergence(monkeypatch):
+    monkeypatch.setattr(pyinterp, "interpret", _broken_interpret)
+    with pytest.raises(AssertionError, match="returned differs"):
+        assert_same_source("def f(n):\n    return n\n", args=(1,))
+    assert_same_source("def f(n):\n    return str(n)\n", args=(1,))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_runner_isolation_survives_crash_and_hang(monkeypatch):
+    def crashing(fn):
+        return lambda *a, **k: os.abort()
+
+    def hanging(fn):
+        def wait(*a, **k):
+            while True:
+                pass
+        return wait
+
+    monkeypatch.setattr(pyinterp, "interpret", crashing)
+    message = check_same_source("def f():\n    return 1\n", isolate=True, timeout=30)
+    assert "crashed with signal" in message
+    monkeypatch.setattr(pyinterp, "interpret", hanging)
+    message = check_same_source("def f():\n    return 1\n", isolate=True, timeout=1)
+    assert "timed out" in message
+    monkeypatch.setattr(pyinterp, "interpret", _broken_interpret)
+    message = check_same_source("def f():\n    return 1\n", isolate=True, timeout=30)
+    assert "returned differs" in message
+
+
+def test_runner_in_process_timeout(monkeypatch):
+    namespace = load_source("def f():\n    while True:\n        pass\n")
+    outcome = run(namespace["f"], timeout=0.2)
+    assert outcome.raised.type.endswith("FuzzTimeout")
+
+
+def test_runner_fresh_state_per_run(monkeypatch):
+    source = "G = []\ndef f():\n    G.append(1)\n    return len(G)\n"
+    # The same module run twice would give 1 then 2; each run gets its own.
+    assert_same_source(source)
+    assert sys.modules.get("__fuzz__") is None
