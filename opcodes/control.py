@@ -1,6 +1,7 @@
 """Jumps, loops and return."""
+from .fastpath import NATIVE_ITERATORS
 from .registry import opcode
-from .signals import RETURN
+from .signals import NULL, RETURN
 
 
 @opcode("JUMP_FORWARD")
@@ -51,8 +52,16 @@ def for_iter(vm, frame, ins):
     RefGraph: each item read from an outside container is ``Item(path, i)``.
     """
     stack = frame.stack
+    it = stack[-1]
+    if type(it) in NATIVE_ITERATORS:
+        value = next(it, NULL)
+        if value is NULL:
+            stack.pop()
+            return ins.target
+        stack.append(value)
+        return None
     try:
-        value = vm.next_value(stack[-1])
+        value = vm.next_value(it)
     except StopIteration:
         stack.pop()
         return ins.target

@@ -42,7 +42,14 @@ def reraise(vm, frame, ins):
     exc = frame.stack.pop()
     if ins.arg:
         frame.lasti = frame.stack[-ins.arg]
-    vm.reraise(exc)
+    tb = exc.__traceback__
+    try:
+        vm.reraise(exc)
+    except BaseException:
+        # CPython's RERAISE adds no traceback entry; drop the host's
+        # (``except*`` tells re-raised groups apart by traceback identity).
+        exc.__traceback__ = tb
+        raise
 
 
 def _instantiate(vm, value):
@@ -50,7 +57,7 @@ def _instantiate(vm, value):
         instance = vm.call(value, ())
         if not isinstance(instance, BaseException):
             raise TypeError("calling %r should have returned an instance of "
-                            "BaseException, not %s" % (value, type(instance).__name__))
+                            "BaseException, not %r" % (value, type(instance)))
         return instance
     return value
 
@@ -72,7 +79,12 @@ def raise_varargs(vm, frame, ins):
         exc = vm.current_exception()
         if exc is None:
             raise RuntimeError("No active exception to reraise")
-        vm.reraise(exc)
+        tb = exc.__traceback__
+        try:
+            vm.reraise(exc)
+        except BaseException:
+            exc.__traceback__ = tb  # a bare raise adds no traceback entry
+            raise
     cause = stack.pop() if n == 2 else None
     exc = _instantiate(vm, stack.pop())
     if not isinstance(exc, BaseException):

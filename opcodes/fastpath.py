@@ -27,3 +27,14 @@ COMPARE_FUNCTIONS = {
     "<": operator.lt, "<=": operator.le, "==": operator.eq,
     "!=": operator.ne, ">": operator.gt, ">=": operator.ge,
 }
+
+
+NATIVE_ITERATORS = frozenset(type(it) for it in (
+    iter([]), iter(()), iter(range(0)), iter(range(1 << 70)), iter({}),
+    iter({}.values()), iter({}.items()), iter(""), iter(set()), iter(b""),
+    iter(bytearray()), reversed([]), reversed(range(0)), enumerate(()), zip(),
+    (lambda: (yield))(),
+))
+"""Iterator types implemented in C whose ``__next__`` runs no Python code.
+Interpreted generators are real generator objects, so they are here too:
+their ``__next__`` resumes the interpreter."""

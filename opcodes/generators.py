@@ -2,6 +2,7 @@
 import inspect
 import types
 
+from .fastpath import NATIVE_ITERATORS
 from .registry import opcode
 from .signals import GENERATOR, YIELD
 
@@ -43,7 +44,9 @@ def send(vm, frame, ins):
     value = stack.pop()
     receiver = stack[-1]
     try:
-        if value is None and vm.lookup(type(receiver), "__next__") is not vm.MISSING:
+        if type(receiver) in NATIVE_ITERATORS:
+            result = next(receiver) if value is None else receiver.send(value)
+        elif value is None and vm.lookup(type(receiver), "__next__") is not vm.MISSING:
             result = vm.next_value(receiver)
         else:
             result = vm.call(vm.load_attr(receiver, "send"), (value,))

@@ -186,11 +186,14 @@ def delete_global(vm, frame, ins):
     del frame.globals[name]
 
 
-def _namespace_get(mapping, name):
+def _namespace_get(vm, mapping, name):
+    """``mapping[name]`` or NULL on KeyError; a mapping that is not exactly
+    a dict (a class namespace from ``__prepare__``) has its Python
+    ``__getitem__``/``__missing__`` interpreted."""
     if type(mapping) is dict:
         return mapping.get(name, NULL)
     try:
-        return mapping[name]
+        return vm.getitem(mapping, name)
     except KeyError:
         return NULL
 
@@ -205,11 +208,12 @@ def load_name(vm, frame, ins):
     name = ins.argval
     if frame.locals is None:
         raise SystemError("no locals when loading %r" % name)
-    value = _namespace_get(frame.locals, name)
+    value = _namespace_get(vm, frame.locals, name)
     if value is NULL:
-        value = _namespace_get(frame.globals, name)
+        # Globals are read with PyDict_GetItem: no subclass hook runs.
+        value = dict.get(frame.globals, name, NULL)
         if value is NULL:
-            value = _namespace_get(frame.builtins, name)
+            value = _namespace_get(vm, frame.builtins, name)
             if value is NULL:
                 raise _not_defined(name)
     frame.stack.append(value)
@@ -223,7 +227,7 @@ def store_name(vm, frame, ins):
     """
     if frame.locals is None:
         raise SystemError("no locals found when storing %r" % ins.argval)
-    frame.locals[ins.argval] = frame.stack.pop()
+    vm.setitem(frame.locals, ins.argval, frame.stack.pop())
 
 
 @opcode("DELETE_NAME")
@@ -236,7 +240,7 @@ def delete_name(vm, frame, ins):
     if frame.locals is None:
         raise SystemError("no locals when deleting %r" % name)
     try:
-        del frame.locals[name]
+        vm.delitem(frame.locals, name)
         return
     except KeyError:
         pass
@@ -288,5 +292,5 @@ def setup_annotations(vm, frame, ins):
     ns = frame.locals
     if ns is None:
         raise SystemError("no locals found when setting up annotations")
-    if _namespace_get(ns, "__annotations__") is NULL:
-        ns["__annotations__"] = {}
+    if _namespace_get(vm, ns, "__annotations__") is NULL:
+        vm.setitem(ns, "__annotations__", {})

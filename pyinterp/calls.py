@@ -97,17 +97,7 @@ def call_function(vm, func, args, kwargs=None):
         from .generators import start_generator
 
         return start_generator(vm, frame)
-    depth = vm.depth = vm.depth + 1
-    if depth > vm.recursion_limit:
-        vm.depth -= 1
-        raise RecursionError("maximum recursion depth exceeded")
-    frame.back = vm.top
-    vm.top = frame
-    try:
-        vm.loop(frame, None)
-    finally:
-        vm.top = frame.back
-        vm.depth -= 1
+    vm.resume(frame)
     return frame.retval
 
 
@@ -118,6 +108,8 @@ def construct(vm, cls, args, kwargs):
         meta_call = lookup(meta, "__call__")
         if meta_call is not type.__call__ and needs_interpreter(meta_call):
             return _call_special_kw(vm, meta_call, cls, args, kwargs or {})
+    if len(args) == 3 and issubclass(cls, type):
+        args = (args[0], args[1], namespace_with_module(vm, args[2]))
     if cls is type:
         return type(*args, **(kwargs or {}))
     new = lookup(cls, "__new__")
@@ -144,3 +136,24 @@ def construct(vm, cls, args, kwargs):
         else:
             init(obj, *args)
     return obj
+
+
+def namespace_with_module(vm, namespace):
+    """The class namespace ``type.__new__`` should see, with ``__module__`` set.
+
+    ``type.__new__`` names a class's module after ``__name__`` in the globals
+    of the running Python frame when the namespace has no ``__module__``
+    (``type("X", (), {})``).  Called natively from here, that frame would be
+    pyinterp's own, so the interpreted caller's module is filled in, on a
+    copy (``type.__new__`` copies the namespace anyway).
+    """
+    frame = vm.top
+    if frame is None or not isinstance(namespace, dict) \
+            or dict.__contains__(namespace, "__module__"):
+        return namespace
+    module = dict.get(frame.globals, "__name__", MISSING)
+    if module is MISSING:
+        return namespace
+    namespace = dict.copy(namespace)
+    namespace["__module__"] = module
+    return namespace

@@ -31,12 +31,32 @@ class Instruction:
     """One decoded instruction; a plain record read by handlers."""
 
     __slots__ = (
-        "fn", "opname", "opcode", "arg", "argval", "flag", "target", "index",
+        "fn", "inline", "opname", "opcode", "arg", "argval", "flag", "target", "index",
         "offset", "lineno", "exc_target", "exc_depth", "exc_lasti",
     )
 
     def __repr__(self):
         return "<%d %s %r>" % (self.index, self.opname, self.argval)
+
+
+# Instructions the fast run loop executes inline, without calling their
+# handler (small ints; 0 means "call the handler").
+INLINE_LOAD_FAST = 1
+INLINE_LOAD_CONST = 2
+INLINE_JUMP = 3
+INLINE_NOTHING = 4
+_INLINE = {
+    "LOAD_FAST": INLINE_LOAD_FAST,
+    "LOAD_CONST": INLINE_LOAD_CONST,
+    "JUMP_FORWARD": INLINE_JUMP,
+    "JUMP_BACKWARD": INLINE_JUMP,
+    "JUMP_BACKWARD_NO_INTERRUPT": INLINE_JUMP,
+    "NOP": INLINE_NOTHING,
+    "RESUME": INLINE_NOTHING,
+    "EXTENDED_ARG": INLINE_NOTHING,
+    "PRECALL": INLINE_NOTHING,
+    "CACHE": INLINE_NOTHING,
+}
 
 
 class DecodedCode:
@@ -100,6 +120,7 @@ def _decode(code, ref):
                 " (in %s, %s:%s)" % (code.co_qualname, code.co_filename, lineno))
         ins = Instruction()
         ins.fn = fn
+        ins.inline = _INLINE.get(d.opname, 0)
         ins.opname = d.opname
         ins.opcode = d.opcode
         ins.arg = d.arg

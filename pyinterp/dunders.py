@@ -62,7 +62,13 @@ def bind(vm, descr, obj, owner):
         return descr
     if type(get) is FunctionType:
         return vm.call_function(get, (descr, obj, owner), None)
+    if get is _PROPERTY_GET and obj is not None and needs_interpreter(descr.fget):
+        # property.__get__ is C code that would call a Python getter natively.
+        return vm.call(descr.fget, (obj,))
     return get(descr, obj, owner)
+
+
+_PROPERTY_GET = property.__dict__["__get__"]
 
 
 def special(obj, name):

@@ -24,9 +24,10 @@ import functools
 import inspect
 import sys
 import types
+import warnings
 
 from . import lookup as _lookup
-from .calls import LOOKASIDES, METHOD_LOOKASIDES
+from .calls import LOOKASIDES, METHOD_LOOKASIDES, namespace_with_module
 from .dunders import needs_interpreter
 from .decode import localsplus_names
 from .frame import Frame
@@ -143,11 +144,7 @@ def _run_code(vm, code, globals, locals):
     frame = Frame(code, globals, locals)
     if code.co_freevars:
         raise TypeError("code object passed to exec() may not contain free variables")
-    vm.enter()
-    try:
-        return vm.run_frame(frame)
-    finally:
-        vm.leave()
+    return vm.run_frame(frame)
 
 
 def _eval_or_exec(vm, native, mode, args, kwargs):
@@ -277,6 +274,67 @@ def _depth_of(vm):
     return n
 
 
+def _warn_arguments(message, category=None, stacklevel=1, source=None):
+    return message, category, stacklevel, source
+
+
+@lookaside(warnings.warn)
+def _warn(vm, args, kwargs):
+    """``warnings.warn``: the C function takes the warning's file, line, module
+    and registry from the caller's frames (``stacklevel``), which are
+    interpreted frames here; the rest is the native ``warn_explicit``."""
+    try:
+        message, category, stacklevel, source = _warn_arguments(*args, **(kwargs or {}))
+    except TypeError:
+        return _native(warnings.warn, args, kwargs)
+    if isinstance(message, Warning):
+        category = type(message)
+    elif category is None:
+        category = UserWarning
+    if type(stacklevel) is not int or not (
+            isinstance(category, type) and issubclass(category, Warning)):
+        return _native(warnings.warn, args, kwargs)  # its own TypeError
+    # setup_context() in Python/_warnings.c, on interpreted frames first.
+    frame = _caller(vm)
+    if stacklevel <= 0 or _is_internal_frame(frame):
+        while stacklevel > 1 and frame is not None:
+            frame, stacklevel = _frame_back(frame), stacklevel - 1
+    else:
+        while stacklevel > 1 and frame is not None:
+            frame, stacklevel = _frame_back(frame), stacklevel - 1
+            while frame is not None and _is_internal_frame(frame):
+                frame = _frame_back(frame)
+    if frame is None:
+        globals, filename, lineno = sys.__dict__, "sys", 1
+    elif type(frame) is Frame:
+        globals, filename, lineno = frame.globals, frame.code.co_filename, frame.lineno
+    else:
+        globals, filename, lineno = frame.f_globals, frame.f_code.co_filename, frame.f_lineno
+    registry = dict.get(globals, "__warningregistry__", MISSING)
+    if registry is MISSING:
+        registry = {}
+        dict.__setitem__(globals, "__warningregistry__", registry)
+    module = dict.get(globals, "__name__", MISSING)
+    if module is not None and not isinstance(module, str):
+        module = "<string>"
+    warnings.warn_explicit(message, category, filename, lineno, module, registry, None, source)
+
+
+def _frame_back(frame):
+    """The calling frame: interpreted frames, then the host's real ones."""
+    if type(frame) is not Frame:
+        return frame.f_back
+    if frame.back is not None:
+        return frame.back
+    return _host_frame_outside()
+
+
+def _is_internal_frame(frame):
+    code = frame.code if type(frame) is Frame else frame.f_code
+    filename = code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename
+
+
 @lookaside(inspect.currentframe)
 def _currentframe(vm, args, kwargs):
     if args or kwargs:
@@ -342,11 +400,7 @@ def _build_class(vm, args, kwargs):
                         % (meta.__name__ if isinstance(meta, type) else "<metaclass>",
                            type(ns).__name__))
     frame = Frame(func.__code__, func.__globals__, ns, func)
-    vm.enter()
-    try:
-        cell = vm.run_frame(frame)
-    finally:
-        vm.leave()
+    cell = vm.run_frame(frame)
     if bases is not orig_bases:
         ns["__orig_bases__"] = orig_bases
     cls = vm.call(meta, (name, bases, ns), kwds)
@@ -361,6 +415,15 @@ def _build_class(vm, args, kwargs):
                                    "propagated to type.__new__?" % (name, cls))
             raise TypeError("__class__ set to %r defining %r as %r" % (cell_value, name, cls))
     return cls
+
+
+@lookaside(type.__new__)
+def _type_new(vm, args, kwargs):
+    """``type.__new__(meta, name, bases, namespace)`` (``super().__new__`` in a
+    metaclass): the class's ``__module__`` comes from the interpreted caller."""
+    if len(args) == 4 and isinstance(args[0], type) and issubclass(args[0], type):
+        args = tuple(args[:3]) + (namespace_with_module(vm, args[3]),)
+    return _native(type.__new__, args, kwargs)
 
 
 def _resolve_bases(vm, bases):

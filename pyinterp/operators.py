@@ -6,12 +6,11 @@ result and error message.  Otherwise the protocol is run step by step here
 (forward method, reflected method with subclass priority, ``NotImplemented``),
 calling Python dunders through the interpreter.
 
-When every Python-level method returned ``NotImplemented``, the native
-operator is called as the last step, so that CPython itself produces the
-result of its remaining fallbacks (sequence concatenation and repetition,
-identity for ``==``) or its exact ``TypeError``.  In that rare path the
-Python dunders run a second time, natively; they are expected to be pure
-when they decline.
+When every method returned ``NotImplemented``, the ``TypeError`` is raised
+here with CPython's message (so declining Python dunders run exactly once).
+Only when a sequence operand's ``sq_concat``/``sq_repeat`` fallback may
+still apply is the native operator called as the last step; in that rare
+path the declining Python dunders run a second time, natively.
 """
 import operator
 from collections import deque
@@ -76,7 +75,7 @@ def binary_op(vm, nb, a, b):
                     return result
         elif not _has_python_binary(a, b, base):
             return native(a, b)
-        return _binary_protocol(vm, base, a, b, native)
+        return _binary_protocol(vm, base, a, b, native, iname)
     if not _has_python_binary(a, b, nb):
         return NATIVE_BINARY[nb](a, b)
     return _binary_protocol(vm, nb, a, b, NATIVE_BINARY[nb])
@@ -91,7 +90,7 @@ def _is_sequence_slot(method, name):
     return name in _SEQUENCE_SLOT_NAMES and getattr(method, "__objclass__", None) in _SEQUENCE_SLOT_OWNERS
 
 
-def _binary_protocol(vm, nb, a, b, native):
+def _binary_protocol(vm, nb, a, b, native, inplace_name=None):
     """Forward/reflected dispatch with subclass priority (the data model)."""
     _, fwd, rev = _BINARY[nb]
     ta, tb = type(a), type(b)
@@ -116,7 +115,35 @@ def _binary_protocol(vm, nb, a, b, native):
         result = _call_binary(vm, reflected, b, a)
         if result is not NotImplemented:
             return result
-    return native(a, b)
+    if _has_sequence_fallback(nb, ta, tb, inplace_name):
+        return native(a, b)
+    symbol = _SYMBOLS[nb] + "=" if inplace_name else _SYMBOLS[nb].replace("**", "** or pow()")
+    raise TypeError("unsupported operand type(s) for %s: '%s' and '%s'"
+                    % (symbol, type_name(ta), type_name(tb)))
+
+
+# BINARY_OP's operator symbols, indexed like _BINARY (for error messages).
+_SYMBOLS = ("+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^")
+
+
+def _has_sequence_fallback(nb, ta, tb, inplace_name):
+    """May CPython's sequence concat/repeat slots still handle the operation?"""
+    _, fwd, rev = _BINARY[nb]
+    return (_is_sequence_slot(lookup(ta, fwd), fwd) or _is_sequence_slot(lookup(tb, rev), rev)
+            or (inplace_name is not None
+                and _is_sequence_slot(lookup(ta, inplace_name), inplace_name)))
+
+
+def type_name(tp):
+    """CPython's ``tp_name`` of a type, as error messages show it: the bare
+    name of a heap type, ``module.name`` of a static (C) type outside
+    ``builtins`` (``'collections.deque'``)."""
+    if tp.__flags__ & _HEAPTYPE or tp.__module__ == "builtins":
+        return tp.__name__
+    return "%s.%s" % (tp.__module__, tp.__name__)
+
+
+_HEAPTYPE = 1 << 9
 
 
 def _call_binary(vm, method, self, other):
@@ -165,7 +192,8 @@ def compare(vm, op, a, b):
         return a is b
     if op == "!=":
         return a is not b
-    return native(a, b)
+    raise TypeError("'%s' not supported between instances of '%s' and '%s'"
+                    % (op, type_name(ta), type_name(tb)))
 
 
 def _python_ne_fallback(op, method, tp):

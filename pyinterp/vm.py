@@ -15,7 +15,9 @@ from . import (attributes, calls, containers, dunders, excstate, generators,
                importing, operators, text)
 from . import lookup as lookup_module
 from .errors import PyinterpInternal, StackEffectError
+from .decode import INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING
 from .frame import Frame
+from .opcodes.signals import NULL
 
 # dis.stack_effect() describes the compiler's accounting, which differs from
 # what some instructions do at run time.  (opname -> fn(ins, jumped) giving
@@ -49,24 +51,34 @@ class Interpreter:
         self.resume(frame, None)
         return frame.retval
 
-    def resume(self, frame, thrown):
+    def resume(self, frame, thrown=None):
         """Run ``frame`` from ``frame.pc`` until it returns, yields or signals.
 
         If ``thrown`` is an exception, it is raised at the instruction before
         ``frame.pc`` (a suspended ``YIELD_VALUE``), as ``generator.throw``
         does.  Returns the signal; an exception that no handler in this frame
         catches propagates to the caller.
+
+        Entering makes ``frame`` the innermost one (``top``) and counts it in
+        ``depth``; the loop undoes both on every way out.
         """
+        depth = self.depth = self.depth + 1
+        if depth > self.recursion_limit:
+            self.depth -= 1
+            raise RecursionError("maximum recursion depth exceeded")
         frame.back = self.top
         self.top = frame
-        try:
-            return self.loop(frame, thrown)
-        finally:
-            self.top = frame.back
+        return self.loop(frame, thrown)
+
+    def _leave(self, frame):
+        self.top = frame.back
+        self.depth -= 1
 
     def _loop(self, frame, exc):
         instructions = frame.instructions
         pc = frame.pc
+        fast = frame.fast
+        push = frame.stack.append
         while True:
             if exc is not None:
                 pc = self._unwind(frame, exc, pc - 1)
@@ -75,15 +87,35 @@ class Interpreter:
                 while True:
                     ins = instructions[pc]
                     pc += 1
+                    # The commonest instructions run inline (their handlers,
+                    # which the debug loop always calls, define them).
+                    inline = ins.inline
+                    if inline:
+                        if inline is INLINE_LOAD_FAST:
+                            value = fast[ins.argval]
+                            if value is not NULL:
+                                push(value)
+                                continue
+                        elif inline is INLINE_LOAD_CONST:
+                            push(ins.argval)
+                            continue
+                        elif inline is INLINE_JUMP:
+                            pc = ins.target
+                            continue
+                        elif inline is INLINE_NOTHING:
+                            continue
                     result = ins.fn(self, frame, ins)
                     if result is not None:
                         if result.__class__ is int:
                             pc = result
                         else:
                             frame.pc = pc
+                            self.top = frame.back
+                            self.depth -= 1
                             return result
             except PyinterpInternal:
                 frame.lasti = pc - 1
+                self._leave(frame)
                 raise
             except BaseException as e:
                 exc = e
@@ -109,9 +141,11 @@ class Interpreter:
                             pc = result
                     else:
                         frame.pc = pc
+                        self._leave(frame)
                         return result
             except PyinterpInternal:
                 frame.lasti = pc - 1
+                self._leave(frame)
                 raise
             except BaseException as e:
                 exc = e
@@ -128,6 +162,7 @@ class Interpreter:
         frame.lasti = index
         if ins.exc_target is None:
             frame.pc = index + 1
+            self._leave(frame)
             excstate.reraise(exc)
         stack = frame.stack
         del stack[ins.exc_depth:]
@@ -183,17 +218,6 @@ class Interpreter:
     def new_frame(self, code, globals, locals=None, func=None):
         """A fresh frame for ``code``; arguments are filled in by the caller."""
         return Frame(code, globals, locals, func)
-
-    def enter(self):
-        """Count one more nested interpreted call (RecursionError if too deep)."""
-        self.depth += 1
-        if self.depth > self.recursion_limit:
-            self.depth -= 1
-            raise RecursionError("maximum recursion depth exceeded")
-
-    def leave(self):
-        self.depth -= 1
-
 
 def _check_stack_effect(ins, jumped, actual):
     override = _STACK_EFFECT_OVERRIDES.get(ins.opname)

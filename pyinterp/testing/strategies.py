@@ -152,7 +152,8 @@ def _programs(draw, fams, max_statements):
     try:
         compile(source, "<fuzz>", "exec")
     except SyntaxError as exc:  # a bug in this module, never in the interpreter
-        raise AssertionError("generated program does not compile: %s\n%s" % (exc, source))
+        numbered = "\n".join("%4d  %s" % (i + 1, line) for i, line in enumerate(source.split("\n")))
+        raise AssertionError("generated program does not compile: %s\n%s" % (exc, numbered))
     return Program(source=source, args=draw(arguments()), entry="f", families=fams)
 
 
@@ -266,7 +267,7 @@ class _Writer:
         self.classes = {}
         self.exc_classes = []
         self.prelude = []
-        self.module_vars = {"counter": "int", "G": "list"}
+        self.module_vars = {"counter": "int"}  # G is a log, not typed
 
     # -- drawing helpers ----------------------------------------------------
     def choice(self, seq):
@@ -1170,9 +1171,11 @@ class _Writer:
 
     def try_stmt(self, scope, depth):
         body = self.block(scope.child(), depth - 1)
-        if self.flip(60):
-            at = self.integer(0, len(body))
-            body[at:at] = self.raise_stmt(scope)
+        if self.flip(60):  # at a statement boundary: first or last
+            if self.flip(50):
+                body = self.raise_stmt(scope) + body
+            else:
+                body = body + self.raise_stmt(scope)
         lines = ["try:"] + _indent(body)
         handlers = self.choice([1, 1, 2, 0, 3])
         for i in range(handlers):
@@ -1667,7 +1670,9 @@ class _Writer:
         scope.max_loops = 1
         scope.repeatable = True
         body = []
+        has_yield = False
         if self.flip(50):
+            has_yield = True
             i = self.fresh("i")
             inner = scope.child(loop=1)
             inner.vars[i] = "int"
@@ -1677,13 +1682,13 @@ class _Writer:
             loop_body += self.block(inner, 1, 0, 2)
             body += ["for %s in range(n %% 4):" % i] + _indent(loop_body)
         if self.has("exceptions") and self.flip(50):
+            has_yield = True
             inner = scope.child()
             body += ["try:"] + _indent(["yield %s" % self.expr("int", scope, 1)]
                                        + self.block(inner, 1, 0, 2))
             body += ["finally:", "    log.append('cleanup')"]
         body += self.block(scope, 2, 1, 3)
-        if not scope.yields and not any(line.startswith("for ") or line.startswith("try:")
-                                        for line in body):
+        if not (scope.yields or has_yield):
             body.append("yield n")
         body.append("return %s" % self.expr("int", scope, 1))
         module_scope.vars[name] = _fn_type(["log", "int"], "int", kind="gen")
