@@ -15,7 +15,9 @@ from . import (attributes, calls, containers, dunders, excstate, generators,
                importing, operators, text)
 from . import lookup as lookup_module
 from .errors import PyinterpInternal, StackEffectError
-from .decode import INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING
+from .decode import (INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
+                     INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
+from .opcodes.fastpath import NATIVE_ITERATORS
 from .frame import Frame
 from .opcodes.signals import NULL
 
@@ -78,7 +80,9 @@ class Interpreter:
         instructions = frame.instructions
         pc = frame.pc
         fast = frame.fast
-        push = frame.stack.append
+        stack = frame.stack
+        push = stack.append
+        pop = stack.pop
         while True:
             if exc is not None:
                 pc = self._unwind(frame, exc, pc - 1)
@@ -99,6 +103,22 @@ class Interpreter:
                         elif inline is INLINE_LOAD_CONST:
                             push(ins.argval)
                             continue
+                        elif inline is INLINE_STORE_FAST:
+                            fast[ins.argval] = pop()
+                            continue
+                        elif inline is INLINE_POP_TOP:
+                            pop()
+                            continue
+                        elif inline is INLINE_FOR_ITER:
+                            iterator = stack[-1]
+                            if type(iterator) in NATIVE_ITERATORS:
+                                value = next(iterator, NULL)
+                                if value is NULL:
+                                    pop()
+                                    pc = ins.target
+                                else:
+                                    push(value)
+                                continue
                         elif inline is INLINE_JUMP:
                             pc = ins.target
                             continue
