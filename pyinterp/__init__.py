@@ -18,12 +18,21 @@ def _supported_range_text():
     return ", ".join("%d.%d" % v for v in SUPPORTED_VERSIONS)
 
 
-if tuple(_sys.version_info[:2]) not in SUPPORTED_VERSIONS:
-    raise ImportError(
-        "pyinterp supports CPython %s; this is Python %d.%d.%d. "
-        "Run it on a supported version."
-        % ((_supported_range_text(),) + tuple(_sys.version_info[:3]))
-    )
+def _unsupported_python_message(version_info, implementation="cpython"):
+    """Why pyinterp cannot run on this Python, or None if it can."""
+    if implementation != "cpython":
+        return ("pyinterp interprets CPython bytecode and supports CPython %s; "
+                "this is %s." % (_supported_range_text(), implementation))
+    if tuple(version_info[:2]) not in SUPPORTED_VERSIONS:
+        return ("pyinterp supports CPython %s; this is Python %d.%d.%d. "
+                "Run it on a supported version."
+                % ((_supported_range_text(),) + tuple(version_info[:3])))
+    return None
+
+
+_why_not = _unsupported_python_message(_sys.version_info, _sys.implementation.name)
+if _why_not is not None:
+    raise ImportError(_why_not)
 
 # In a source checkout the helper packages sit beside this one (the
 # repository keeps the design card's layout); installed, they live inside it
