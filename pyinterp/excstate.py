@@ -34,6 +34,8 @@ _tstate_get.restype = ctypes.c_void_p
 _tstate_get.argtypes = []
 
 _WORD = ctypes.sizeof(ctypes.c_void_p)
+_word_at = ctypes.c_void_p.from_address
+_NONE_ADDRESS = id(None)
 _EXC_INFO_OFFSET = None
 
 
@@ -65,11 +67,13 @@ def current_item_value():
     """The handled exception stored in the current stack item, or None."""
     if _EXC_INFO_OFFSET is None:  # pragma: no cover - layout not recognised
         return sys.exception()
-    item = ctypes.c_void_p.from_address(_tstate_get() + _EXC_INFO_OFFSET).value
-    value = ctypes.c_void_p.from_address(item).value
-    if not value:
+    item = _word_at(_tstate_get() + _EXC_INFO_OFFSET).value
+    value = _word_at(item).value
+    if not value or value == _NONE_ADDRESS:
         return None
-    return ctypes.cast(value, ctypes.py_object).value
+    # A non-empty current item is also the topmost one, which sys.exception()
+    # returns without any pointer casting.
+    return sys.exception()
 
 
 def set_handled(exc):

@@ -22,6 +22,7 @@ Two groups:
 import builtins
 import functools
 import inspect
+import re
 import sys
 import types
 import warnings
@@ -587,6 +588,62 @@ def _abs(vm, args, kwargs):
     return _native(abs, args, kwargs)
 
 
+@lookaside(builtins.round)
+def _round(vm, args, kwargs):
+    if 1 <= len(args) <= 2 and not kwargs:
+        method = lookup(type(args[0]), "__round__")
+        if needs_interpreter(method):
+            return vm.call_special(method, *args)
+    return _native(round, args, kwargs)
+
+
+def _number_result(vm, value, method, name, expected):
+    """Check what a Python ``__int__``/``__index__``/``__float__`` returned,
+    as ``PyNumber_Long``/``PyNumber_Index``/``PyNumber_Float`` do."""
+    result = vm.call_special(method, value)
+    if type(result) is expected:
+        return result
+    owner = "%s.__float__" % type(value).__name__ if expected is float else name
+    if not isinstance(result, expected):
+        article = "non-float" if expected is float else "non-int"
+        raise TypeError("%s returned %s (type %s)" % (owner, article, type(result).__name__))
+    _warn(vm, ("%s returned non-%s (type %s).  The ability to return an instance of a "
+               "strict subclass of %s is deprecated, and may be removed in a future "
+               "version of Python." % (owner, expected.__name__, type(result).__name__,
+                                       expected.__name__), DeprecationWarning), None)
+    return expected(result)
+
+
+@lookaside(int)
+def _int(vm, args, kwargs):
+    """``int(x)`` with a Python ``__int__`` (else ``__index__``) interpreted."""
+    if len(args) == 1 and not kwargs and type(args[0]) not in NATIVE_TYPES:
+        value = args[0]
+        method = lookup(type(value), "__int__")
+        if needs_interpreter(method):
+            return _number_result(vm, value, method, "__int__", int)
+        if method is MISSING:
+            method = lookup(type(value), "__index__")
+            if needs_interpreter(method):
+                return _number_result(vm, value, method, "__index__", int)
+    return _native(int, args, kwargs)
+
+
+@lookaside(float)
+def _float(vm, args, kwargs):
+    """``float(x)`` with a Python ``__float__`` (else ``__index__``) interpreted."""
+    if len(args) == 1 and not kwargs and type(args[0]) not in NATIVE_TYPES:
+        value = args[0]
+        method = lookup(type(value), "__float__")
+        if needs_interpreter(method):
+            return _number_result(vm, value, method, "__float__", float)
+        if method is MISSING:
+            method = lookup(type(value), "__index__")
+            if needs_interpreter(method):
+                return float(_number_result(vm, value, method, "__index__", int))
+    return _native(float, args, kwargs)
+
+
 # -- callback-taking builtins --------------------------------------------
 def _iterable_arg(vm, obj):
     """Pass an iterable to C code with its Python protocol interpreted."""
@@ -624,10 +681,47 @@ class _OrderKey:
         self.value = value
 
     def __lt__(self, other):
-        return self.vm.compare("<", self.value, other.value)
+        return _order(self.vm, "<", self.value, other.value)
 
     def __gt__(self, other):
-        return self.vm.compare(">", self.value, other.value)
+        return _order(self.vm, ">", self.value, other.value)
+
+
+def _plain_key(key):
+    """True if comparing ``key`` runs no Python code (tuples and lists are
+    compared item by item, so their items must be plain too)."""
+    tp = type(key)
+    if tp is tuple or tp is list:
+        return all(_plain_key(k) for k in key)
+    return tp in NATIVE_TYPES
+
+
+def _order(vm, op, a, b):
+    """``bool(a < b)`` or ``bool(a > b)``; two tuples (or lists) holding Python
+    objects are compared as their C comparison does, with the items' dunders
+    interpreted: ``==`` up to the first unequal item, then ``op`` on it."""
+    tp = type(a)
+    if (tp is tuple or tp is list) and type(b) is tp and not (_plain_key(a) and _plain_key(b)):
+        for x, y in zip(a, b):
+            if not _equal(vm, x, y):
+                return _order(vm, op, x, y)
+        return len(a) < len(b) if op == "<" else len(a) > len(b)
+    return vm.truth(vm.compare(op, a, b))
+
+
+def _equal(vm, a, b):
+    """``PyObject_RichCompareBool(a, b, Py_EQ)`` for :func:`_order`."""
+    if a is b:
+        return True
+    tp = type(a)
+    if (tp is tuple or tp is list) and type(b) is tp and not (_plain_key(a) and _plain_key(b)):
+        if tp is list and len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if not _equal(vm, x, y):
+                return False
+        return len(a) == len(b)
+    return vm.truth(vm.compare("==", a, b))
 
 
 def _keyed(vm, key, items):
@@ -637,7 +731,7 @@ def _keyed(vm, key, items):
         keys = [key(x) for x in items]
     else:
         keys = items
-    if all(type(k) in NATIVE_TYPES for k in keys):
+    if all(_plain_key(k) for k in keys):
         return keys, False
     return [_OrderKey(vm, k) for k in keys], True
 
@@ -802,3 +896,37 @@ def _bound_str_join(vm, self, args, kwargs):
 
 
 METHOD_LOOKASIDES[(str, "join")] = _bound_str_join
+
+
+def _sub_arguments(repl, string, count=0):
+    return repl, string, count
+
+
+def _pattern_sub(name):
+    """``Pattern.sub``/``subn``: a callable replacement, and the function
+    ``re._subx`` makes of a template with backslashes, run interpreted."""
+
+    def run(vm, pattern, args, kwargs):
+        native = getattr(pattern, name)
+        try:
+            repl, string, count = _sub_arguments(*args, **(kwargs or {}))
+        except TypeError:
+            return _native(native, args, kwargs)
+        if isinstance(repl, (str, bytes)) and not callable(repl):
+            if (b"\\" if isinstance(repl, bytes) else "\\") not in repl:
+                return native(repl, string, count)
+            # _sre calls re._subx(pattern, template): a literal or a function.
+            template = vm.call(sys.modules["re"]._subx, (pattern, repl))
+            if callable(template):
+                repl = interpreted(vm, template)
+            else:
+                repl = lambda match: template  # noqa: E731  (the literal, as is)
+        elif callable(repl):
+            repl = interpreted(vm, repl)
+        return native(repl, string, count)
+
+    return run
+
+
+METHOD_LOOKASIDES[(type(re.compile("")), "sub")] = _pattern_sub("sub")
+METHOD_LOOKASIDES[(type(re.compile("")), "subn")] = _pattern_sub("subn")

@@ -170,7 +170,7 @@ _NOTHING = object()
 
 def check(source, entry="f", args=(), kwargs=None, *, module_name="difftest",
           expect=_NOTHING, raises=None, output=None, consume=False,
-          under_exception=False):
+          under_exception=False, setup=None):
     """Run ``entry`` natively and interpreted; assert identical outcomes.
 
     ``args``/``kwargs`` may be callables of no argument, called once per run
@@ -178,10 +178,14 @@ def check(source, entry="f", args=(), kwargs=None, *, module_name="difftest",
     returned iterator with ``list``.  ``under_exception=True`` makes the
     call from inside an ``except`` block (for implicit chaining).
     ``expect``/``raises``/``output`` assert what CPython itself does.
-    Returns the native :class:`Outcome`.
+    ``setup`` (no arguments) runs before each of the two runs, to reset
+    outside state such as ``sys.modules``.  Returns the native
+    :class:`Outcome`.
     """
     outcomes = []
     for interpreted in (False, True):
+        if setup is not None:
+            setup()
         module = load(source, module_name)
         a = args() if callable(args) else args
         k = kwargs() if callable(kwargs) else kwargs

@@ -193,12 +193,19 @@ class _Scope:
     declared: frozenset = frozenset()     # names declared nonlocal or global here
     repeatable: bool = False        # a function that may be called many times
     yields: list = attrs.Factory(list)  # shared by a generator's blocks
+    block_new: list = attrs.Factory(list)  # names bound in this block ("<fn>": a def)
 
     def child(self, **changes):
-        new = attrs.evolve(self, vars=dict(self.vars), own=set(self.own))
+        new = attrs.evolve(self, vars=dict(self.vars), own=set(self.own), block_new=[])
         for key, value in changes.items():
             setattr(new, key, value)
         return new
+
+    def bind(self, name, ty):
+        """Bind a new local ``name`` of type ``ty`` in this block."""
+        self.vars[name] = ty
+        self.own.add(name)
+        self.block_new.append(name)
 
     def names(self, ty):
         return [n for n, t in self.vars.items() if t == ty]
@@ -481,6 +488,8 @@ class _Writer:
             elif ty == "str":
                 spec = self.choice(["", "!r", ":<3", ":^5", "!s"])
             inner = self.expr(ty, scope, d - 1)
+            if self.flip(10):
+                spec = "=" + spec.replace("!r", "")
             parts.append(self.choice(["", "-", " ", "x="]) + "{ %s%s}" % (inner, spec))
         body = "".join(parts)
         if "'" not in body:
@@ -917,6 +926,7 @@ class _Writer:
             (6, lambda: [self.simple_stmt(scope)]),
             (2, lambda: self.print_stmt(scope)),
             (2, lambda: self.mutate(scope)),
+            (1, lambda: self.del_stmt(scope)),
         ]
         if f("expressions"):
             options += [(4, lambda: self.walrus(scope)), (2, lambda: self.assign_new(scope)),
@@ -975,8 +985,11 @@ class _Writer:
             ty = self.choice(VALUE_TYPES + tuple(self.classes))
         name = self.fresh()
         value = make(ty) if make else self.expr(ty, scope)
-        scope.vars[name] = ty
-        scope.own.add(name)
+        scope.bind(name, ty)
+        if self.flip(10):  # chained assignment: both names share the value
+            other = self.fresh()
+            scope.bind(other, ty)
+            return ["%s = %s = %s" % (name, other, value)]
         return ["%s = %s" % (name, value)]
 
     @staticmethod
@@ -1038,7 +1051,7 @@ class _Writer:
     def print_stmt(self, scope):
         args = [self.expr(self.choice(["int", "str", "float", "bool", "list"]), scope, 1)
                 for _ in range(self.integer(1, 3))]
-        extra = self.choice(["", "", ", sep='|'", ", end=' ~ '"])
+        extra = self.choice(["", "", ", sep='|'", ", end=' ~ '", ", file=sys.stderr"])
         return ["print(%s%s)" % (", ".join(args), extra)]
 
     def mutate(self, scope):
@@ -1058,6 +1071,9 @@ class _Writer:
                 (1, lambda: ["del %s[%s]" % (lst(), e("int"))]),
                 (1, lambda: ["%s.extend(%s)" % (lst(), self.literal("list"))]),
                 (1, lambda: ["%s[%s:%s] = %s" % (lst(), e("int"), e("int"), self.literal("list"))]),
+                (1, lambda: ["del %s[%s:%s]" % (lst(), e("int"), e("int"))]),
+                (2, lambda: ["%s[%s] %s %s" % (lst(), e("int"), self.choice(["+=", "-=", "|="]),
+                                               e("int"))]),
             ]
         if dicts:
             dct = lambda: self.choice(dicts)  # noqa: E731
@@ -1067,6 +1083,8 @@ class _Writer:
                 (1, lambda: ["del %s[%s]" % (dct(), e("str"))]),
                 (1, lambda: ["%s.setdefault(%s, %s)" % (dct(), e("str"), e("int"))]),
                 (1, lambda: ["%s.update(%s)" % (dct(), self.literal("dict"))]),
+                (2, lambda: ["%s[%s] %s %s" % (dct(), e("str"), self.choice(["+=", "^="]),
+                                               e("int"))]),
             ]
         if sets:
             options += [(1, lambda: ["%s.add(%s)" % (self.choice(sets), e("int"))]),
@@ -1075,12 +1093,24 @@ class _Writer:
             return [self.simple_stmt(scope)]
         return self.pick(options)
 
+    def del_stmt(self, scope):
+        """``del`` a name bound earlier in this block (none captured by a def)."""
+        if "<fn>" in scope.block_new:
+            return [self.simple_stmt(scope)]
+        names = [n for n in scope.block_new if n in scope.vars]
+        if not names:
+            return [self.simple_stmt(scope)]
+        name = self.choice(names)
+        del scope.vars[name]
+        scope.own.discard(name)
+        scope.block_new.remove(name)
+        return ["del %s" % name]
+
     def walrus(self, scope):
         name = self.fresh()
         ty = self.choice(["int", "str", "list"])
         value = self.expr(ty, scope)
-        scope.vars[name] = ty
-        scope.own.add(name)
+        scope.bind(name, ty)
         if scope.log:
             return ["%s.append((%s := %s))" % (scope.log, name, value)]
         return ["print((%s := %s))" % (name, value)]
@@ -1158,9 +1188,12 @@ class _Writer:
                                               self.new_exception(scope))),
             (1, lambda: "raise %s from None" % self.new_exception(scope)),
         ]
+        options.append((1, lambda: "raise %s" % self.exc_type()))
         if scope.in_handler:
             options.append((4, lambda: "raise"))
             if scope.handler:
+                options.append((1, lambda: "%s.add_note(%s); raise" % (
+                    scope.handler, self.expr("str", scope, 1))))
                 options.append((2, lambda: "raise %s from %s" % (
                     self.new_exception(scope), scope.handler)))
                 options.append((1, lambda: "raise %s" % scope.handler))
@@ -1285,6 +1318,7 @@ class _Writer:
         body = header + self.block(inner, depth - 1)
         body.append("return %s" % self.expr(ret, inner))
         scope.vars[name] = _fn_type([t for _, t in params], ret)
+        scope.block_new.append("<fn>")
         lines = ["def %s(%s):" % (name, ", ".join(defaults))] + _indent(body)
         call = [] if self.flip(50) else ["%s.append(%s)" % (scope.log or "G",
                                                             self.call(name, [t for _, t in params],
@@ -1300,6 +1334,7 @@ class _Writer:
         inner.vars[p] = pty
         body = self.expr(ret, inner, 2)
         scope.vars[name] = _fn_type([pty], ret)
+        scope.block_new.append("<fn>")
         return ["%s = lambda %s: %s" % (name, p, body)]
 
     def late_binding(self, scope):
@@ -1326,6 +1361,7 @@ class _Writer:
         if self.flip(70):
             body.append("return %s" % self.expr("int", inner, 1))
         scope.vars[name] = _fn_type(["int"], "int", kind="gen")
+        scope.block_new.append("<fn>")
         return ["def %s(%s):" % (name, n)] + _indent(body)
 
     def yield_stmt(self, scope):
@@ -1384,7 +1420,9 @@ class _Writer:
         name = self.choice(objs)
         info = self.classes[scope.vars[name]]
         value = lambda: self.bounded("int", self.expr("int", scope, 1), scope)  # noqa: E731
-        options = [(3, lambda: ["%s.v = %s" % (name, value())])]
+        options = [(3, lambda: ["%s.v = %s" % (name, value())]),
+                   (2, lambda: ["%s.v %s %s" % (name, self.choice(["+=", "-=", "^="]),
+                                                self.expr("int", scope, 1))])]
         if info.has("prop"):
             options.append((2, lambda: ["%s.dbl = %s" % (name, value())]))
         if info.has("iadd") and name in scope.own:
@@ -1403,8 +1441,7 @@ class _Writer:
 
         def bind(*pairs):
             for name, ty in pairs:
-                scope.vars[name] = ty
-                scope.own.add(name)
+                scope.bind(name, ty)
 
         def pair():
             t1, t2 = self.choice(VALUE_TYPES), self.choice(VALUE_TYPES)
