@@ -104,7 +104,14 @@ def call_function(vm, func, args, kwargs=None):
 def construct(vm, cls, args, kwargs):
     """``cls(*args, **kwargs)``: ``type.__call__`` with Python hooks interpreted."""
     meta = type(cls)
-    if meta is not type:
+    if meta is type:
+        # The common case first: object.__new__ and a Python __init__.
+        init = lookup(cls, "__init__")
+        if type(init) is FunctionType and lookup(cls, "__new__") is object.__new__:
+            obj = object.__new__(cls)
+            _initialize(vm, init, obj, args, kwargs)
+            return obj
+    else:
         meta_call = lookup(meta, "__call__")
         if meta_call is not type.__call__ and needs_interpreter(meta_call):
             return _call_special_kw(vm, meta_call, cls, args, kwargs or {})
@@ -127,15 +134,20 @@ def construct(vm, cls, args, kwargs):
         return obj
     init = lookup(type(obj), "__init__")
     if needs_interpreter(init):
-        result = _call_special_kw(vm, init, obj, args, kwargs or {})
-        if result is not None:
-            raise TypeError("__init__() should return None, not '%s'" % type(result).__name__)
+        _initialize(vm, init, obj, args, kwargs)
     elif init is not MISSING:
         if kwargs:
             init(obj, *args, **kwargs)
         else:
             init(obj, *args)
     return obj
+
+
+def _initialize(vm, init, obj, args, kwargs):
+    """Call a Python-level ``__init__``; it must return None."""
+    result = _call_special_kw(vm, init, obj, args, kwargs or {})
+    if result is not None:
+        raise TypeError("__init__() should return None, not '%s'" % type(result).__name__)
 
 
 def namespace_with_module(vm, namespace):
