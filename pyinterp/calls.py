@@ -15,12 +15,11 @@ protocols).  It decides:
 * everything else is C code and is called natively.
 """
 import functools
-import inspect
 import types
 
 from .binding import bind_arguments
 from .dunders import call_special, needs_interpreter
-from .frame import Frame
+from .frame import Frame, decoded_for
 from .lookup import MISSING, lookup
 
 FunctionType = types.FunctionType
@@ -31,9 +30,6 @@ _NATIVE_CALLABLES = frozenset({
     types.WrapperDescriptorType, types.MethodWrapperType,
     types.ClassMethodDescriptorType,
 })
-_GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
-                    | inspect.CO_ASYNC_GENERATOR)
-
 LOOKASIDES = {}
 """id(builtin) -> (builtin, replacement(vm, args, kwargs)); see lookasides.py"""
 METHOD_LOOKASIDES = {}
@@ -82,18 +78,15 @@ def _call_special_kw(vm, method, obj, args, kwargs):
     return call(vm, bind(vm, method, obj, type(obj)), args, kwargs)
 
 
-_SLOW_CALL_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | _GENERATOR_FLAGS
-
-
 def call_function(vm, func, args, kwargs=None):
     """Run a Python function in a new interpreted frame."""
     code = func.__code__
-    if kwargs or code.co_flags & _SLOW_CALL_FLAGS or len(args) != code.co_argcount \
-            or code.co_kwonlyargcount:
+    decoded = decoded_for(code)
+    if kwargs or len(args) != decoded.plain_argcount:
         args = bind_arguments(func, code, args, kwargs)
-    frame = Frame(code, func.__globals__, None, func, func.__builtins__)
-    frame.fast[:len(args)] = args
-    if code.co_flags & _GENERATOR_FLAGS:
+    frame = Frame(code, func.__globals__, None, func, func.__builtins__, decoded,
+                  [*args, *decoded.after_arguments])
+    if decoded.is_generator:
         from .generators import start_generator
 
         return start_generator(vm, frame)

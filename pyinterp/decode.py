@@ -19,10 +19,12 @@ an entry under a value-keyed cache.
 """
 import bisect
 import dis
+import inspect
 import sys
 import weakref
 
 from .errors import UnsupportedOpcodeError
+from .opcodes.signals import NULL
 
 _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
 
@@ -74,14 +76,27 @@ class DecodedCode:
     """
 
     __slots__ = ("ref", "instructions", "localsplus_names", "nlocalsplus",
-                 "offset_to_index")
+                 "offset_to_index", "plain_argcount", "is_generator",
+                 "after_arguments")
 
-    def __init__(self, ref, instructions, localsplus_names, offset_to_index):
+    def __init__(self, code, ref, instructions, offset_to_index):
         self.ref = ref
         self.instructions = instructions
-        self.localsplus_names = localsplus_names
-        self.nlocalsplus = len(localsplus_names)
+        self.localsplus_names = localsplus_names(code)
+        self.nlocalsplus = len(self.localsplus_names)
         self.offset_to_index = offset_to_index
+        flags = code.co_flags
+        plain = not (flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) \
+            and not code.co_kwonlyargcount
+        self.plain_argcount = code.co_argcount if plain else -1
+        """The positional argument count when a call with exactly that many
+        positional arguments needs no binding, else -1."""
+        nargs = (code.co_argcount + code.co_kwonlyargcount
+                 + bool(flags & inspect.CO_VARARGS) + bool(flags & inspect.CO_VARKEYWORDS))
+        self.after_arguments = (NULL,) * (self.nlocalsplus - nargs)
+        """Initial (unbound) values of the local slots after the arguments."""
+        self.is_generator = bool(flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                                          | inspect.CO_ASYNC_GENERATOR))
 
 
 CACHE = {}
@@ -143,7 +158,7 @@ def _decode(code, ref):
         ins.exc_target, ins.exc_depth, ins.exc_lasti = table.get(i, (None, 0, False))
         _predigest(ins, d, code)
         out.append(ins)
-    return DecodedCode(ref, tuple(out), localsplus_names(code), offset_to_index)
+    return DecodedCode(code, ref, tuple(out), offset_to_index)
 
 
 def _predigest(ins, d, code):

@@ -17,16 +17,15 @@ class Frame:
     __slots__ = (
         "code", "instructions", "fast", "stack", "globals", "builtins",
         "locals", "pc", "lasti", "kw_names", "func", "back", "retval",
-        "generator",
     )
 
-    def __init__(self, code, globals, locals=None, func=None, builtins=None):
-        decoded = CACHE.get(id(code))
-        if decoded is None or decoded.ref() is not code:
-            decoded = decode(code)
+    def __init__(self, code, globals, locals=None, func=None, builtins=None,
+                 decoded=None, fast=None):
+        if decoded is None:
+            decoded = decoded_for(code)
         self.code = code
         self.instructions = decoded.instructions
-        self.fast = [NULL] * decoded.nlocalsplus
+        self.fast = [NULL] * decoded.nlocalsplus if fast is None else fast
         self.stack = []
         self.globals = globals
         self.builtins = builtins if builtins is not None else builtins_of(globals)
@@ -37,7 +36,6 @@ class Frame:
         self.func = func
         self.back = None
         self.retval = None
-        self.generator = None
 
     @property
     def lineno(self):
@@ -46,6 +44,14 @@ class Frame:
 
     def __repr__(self):
         return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
+
+
+def decoded_for(code):
+    """The cached :class:`~pyinterp.decode.DecodedCode` of ``code``."""
+    decoded = CACHE.get(id(code))
+    if decoded is None or decoded.ref() is not code:
+        decoded = decode(code)
+    return decoded
 
 
 def builtins_of(globals):

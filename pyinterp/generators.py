@@ -27,8 +27,6 @@ CO_ASYNC_GENERATOR = inspect.CO_ASYNC_GENERATOR
 CO_ITERABLE_COROUTINE = inspect.CO_ITERABLE_COROUTINE
 
 
-_NATIVE_GENERATOR_TYPES = frozenset({types.GeneratorType, types.CoroutineType})
-
 
 class AsyncGenWrapped:
     """``ASYNC_GEN_WRAP``'s marker: this value is a real async-gen yield,
@@ -55,7 +53,6 @@ def start_generator(vm, frame):
         gen = _generator_driver(vm, frame)
     gen.__name__ = frame.code.co_name
     gen.__qualname__ = frame.func.__qualname__ if frame.func is not None else frame.code.co_qualname
-    frame.generator = gen
     return gen
 
 
@@ -152,12 +149,11 @@ def _throw_into(vm, frame, exc):
         else:
             throw = getattr(sub, "throw", None)
             if throw is not None:
-                if type(sub) in _NATIVE_GENERATOR_TYPES:
-                    throw_args = (exc,)
-                else:  # CPython passes (type, value, traceback)
-                    throw_args = (type(exc), exc, exc.__traceback__)
+                # CPython forwards throw()'s own arguments; the driver only
+                # sees the normalized exception, which is what the usual
+                # gen.throw(exc) passes.
                 try:
-                    frame.retval = vm.call(throw, throw_args)
+                    frame.retval = vm.call(throw, (exc,))
                     return YIELD
                 except StopIteration as stop:
                     result = stop.value
