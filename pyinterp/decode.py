@@ -40,6 +40,13 @@ class Instruction:
     def __repr__(self):
         return "<%d %s %r>" % (self.index, self.opname, self.argval)
 
+    def copy(self):
+        """A shallow copy (debug mode wraps the copies' handlers)."""
+        clone = Instruction()
+        for name in Instruction.__slots__:
+            setattr(clone, name, getattr(self, name))
+        return clone
+
 
 # Instructions the fast run loop executes inline, without calling their
 # handler (small ints; 0 means "call the handler").
@@ -77,7 +84,7 @@ class DecodedCode:
 
     __slots__ = ("ref", "instructions", "localsplus_names", "nlocalsplus",
                  "offset_to_index", "plain_argcount", "is_generator",
-                 "after_arguments")
+                 "after_arguments", "checked")
 
     def __init__(self, code, ref, instructions, offset_to_index):
         self.ref = ref
@@ -85,6 +92,8 @@ class DecodedCode:
         self.localsplus_names = localsplus_names(code)
         self.nlocalsplus = len(self.localsplus_names)
         self.offset_to_index = offset_to_index
+        self.checked = None
+        """Debug mode's copy of the instructions (see ``vm.checked_instructions``)."""
         flags = code.co_flags
         plain = not (flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)) \
             and not code.co_kwonlyargcount

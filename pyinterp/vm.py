@@ -18,7 +18,7 @@ from .errors import PyinterpInternal, StackEffectError
 from .decode import (INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
                      INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from .opcodes.fastpath import NATIVE_ITERATORS
-from .frame import Frame
+from .frame import Frame, decoded_for
 from .opcodes.signals import NULL
 
 # dis.stack_effect() describes the compiler's accounting, which differs from
@@ -44,8 +44,6 @@ class Interpreter:
         self.depth = 0
         self.debug = debug
         self.recursion_limit = sys.getrecursionlimit()
-        self.loop = self._loop_checked if debug else self._loop
-        """Run a frame until it returns or yields (``loop(frame, thrown)``)."""
 
     # -- running frames -------------------------------------------------
     def run_frame(self, frame):
@@ -76,8 +74,16 @@ class Interpreter:
         self.top = frame.back
         self.depth -= 1
 
-    def _loop(self, frame, exc):
+    def loop(self, frame, exc):
+        """Run ``frame`` from ``frame.pc`` until it returns or yields.
+
+        In debug mode the frame runs the *checked* copy of its instructions:
+        every handler is called (nothing inline) and followed by a
+        stack-effect assertion.
+        """
         instructions = frame.instructions
+        if self.debug:
+            instructions = checked_instructions(frame.code)
         pc = frame.pc
         fast = frame.fast
         stack = frame.stack
@@ -92,7 +98,7 @@ class Interpreter:
                     ins = instructions[pc]
                     pc += 1
                     # The commonest instructions run inline (their handlers,
-                    # which the debug loop always calls, define them).
+                    # which debug mode always calls, define them).
                     inline = ins.inline
                     if inline:
                         if inline is INLINE_LOAD_FAST:
@@ -133,36 +139,6 @@ class Interpreter:
                             self.top = frame.back
                             self.depth -= 1
                             return result
-            except PyinterpInternal:
-                frame.lasti = pc - 1
-                self._leave(frame)
-                raise
-            except BaseException as e:
-                exc = e
-
-    def _loop_checked(self, frame, exc):
-        """The run loop plus a stack-effect assertion after every instruction."""
-        instructions = frame.instructions
-        pc = frame.pc
-        while True:
-            if exc is not None:
-                pc = self._unwind(frame, exc, pc - 1)
-                exc = None
-            try:
-                while True:
-                    ins = instructions[pc]
-                    pc += 1
-                    before = len(frame.stack)
-                    result = ins.fn(self, frame, ins)
-                    if result is None or result.__class__ is int:
-                        jumped = result is not None and result != pc
-                        _check_stack_effect(ins, jumped, len(frame.stack) - before)
-                        if result is not None:
-                            pc = result
-                    else:
-                        frame.pc = pc
-                        self._leave(frame)
-                        return result
             except PyinterpInternal:
                 frame.lasti = pc - 1
                 self._leave(frame)
@@ -238,6 +214,33 @@ class Interpreter:
     def new_frame(self, code, globals, locals=None, func=None):
         """A fresh frame for ``code``; arguments are filled in by the caller."""
         return Frame(code, globals, locals, func)
+
+def checked_instructions(code):
+    """``code``'s instructions with every handler wrapped in a stack check."""
+    decoded = decoded_for(code)
+    if decoded.checked is None:
+        checked = []
+        for ins in decoded.instructions:
+            copy = ins.copy()
+            copy.inline = 0
+            copy.fn = _checking(ins.fn)
+            checked.append(copy)
+        decoded.checked = tuple(checked)
+    return decoded.checked
+
+
+def _checking(handler):
+    def checked(vm, frame, ins):
+        before = len(frame.stack)
+        result = handler(vm, frame, ins)
+        if result is None or result.__class__ is int:
+            jumped = result is not None and result != ins.index + 1
+            _check_stack_effect(ins, jumped, len(frame.stack) - before)
+        return result
+
+    checked.__doc__ = handler.__doc__
+    return checked
+
 
 def _check_stack_effect(ins, jumped, actual):
     override = _STACK_EFFECT_OVERRIDES.get(ins.opname)
