@@ -183,7 +183,8 @@ def dict_update(vm, frame, ins):
 def dict_merge(vm, frame, ins):
     """``(callable, ..., dict, [arg-1 items], mapping -- ..., dict, [...])``
     Merge ``**mapping`` into the keyword dict of a call; a repeated key is a
-    ``TypeError`` naming the callee.
+    ``TypeError`` naming the callee (3.11 quirk: while an exception is being
+    handled, the dict merge's ``KeyError(key)`` escapes unconverted).
 
     RefGraph: reads the keys and values of ``mapping``.
     """
@@ -204,10 +205,12 @@ def dict_merge(vm, frame, ins):
         pairs = [(k, vm.getitem(mapping, k)) for k in vm.iterate(vm.call(keys, ()))]
     for key, value in pairs:
         if key in target:
-            if type(key) is str:
-                raise TypeError("%s got multiple values for keyword argument '%s'"
-                                % (vm.function_str(func), key))
-            raise TypeError("%s keywords must be strings" % vm.function_str(func))
+            if vm.current_exception() is not None:
+                # CPython's format_kwargs_error() only rewrites an unnormalized
+                # KeyError, and chaining to a handled exception normalizes it.
+                raise KeyError(key)
+            raise TypeError("%s got multiple values for keyword argument '%s'"
+                            % (vm.function_str(func), vm.to_str(key)))
         target[key] = value
 
 

@@ -33,23 +33,16 @@ def pop_except(vm, frame, ins):
 
 @opcode("RERAISE")
 def reraise(vm, frame, ins):
-    """``([lasti,] ..., exc -- )`` Re-raise ``exc`` without chaining; if
-    ``arg`` is non-zero, ``lasti`` (``arg`` entries down) restores the line
-    number of the original raise.
+    """``([lasti,] ..., exc -- )`` Re-raise ``exc`` without chaining and
+    without a new traceback entry; if ``arg`` is non-zero, ``lasti`` (``arg``
+    entries down) restores the line number of the original raise.
 
     RefGraph: none.
     """
     exc = frame.stack.pop()
     if ins.arg:
         frame.lasti = frame.stack[-ins.arg]
-    tb = exc.__traceback__
-    try:
-        vm.reraise(exc)
-    except BaseException:
-        # CPython's RERAISE adds no traceback entry; drop the host's
-        # (``except*`` tells re-raised groups apart by traceback identity).
-        exc.__traceback__ = tb
-        raise
+    vm.reraise_in_frame(frame, exc)
 
 
 def _instantiate(vm, value):
@@ -79,23 +72,21 @@ def raise_varargs(vm, frame, ins):
         exc = vm.current_exception()
         if exc is None:
             raise RuntimeError("No active exception to reraise")
-        tb = exc.__traceback__
-        try:
-            vm.reraise(exc)
-        except BaseException:
-            exc.__traceback__ = tb  # a bare raise adds no traceback entry
-            raise
+        vm.reraise_in_frame(frame, exc)
     cause = stack.pop() if n == 2 else None
     exc = _instantiate(vm, stack.pop())
     if not isinstance(exc, BaseException):
         raise TypeError("exceptions must derive from BaseException")
-    if n == 2:
-        if cause is not None:
-            cause = _instantiate(vm, cause)
-            if not isinstance(cause, BaseException):
-                raise TypeError("exception causes must derive from BaseException")
-        raise exc from cause
-    raise exc
+    try:
+        if n == 2:
+            if cause is not None:
+                cause = _instantiate(vm, cause)
+                if not isinstance(cause, BaseException):
+                    raise TypeError("exception causes must derive from BaseException")
+            raise exc from cause
+        raise exc
+    finally:
+        exc = cause = None
 
 
 def _is_exception_class(value):

@@ -176,4 +176,7 @@ def end_async_for(vm, frame, ins):
     if isinstance(exc, StopAsyncIteration):
         stack.pop()
         return
-    vm.reraise(exc)
+    try:
+        vm.reraise(exc)
+    finally:
+        exc = None  # no reference cycle through this frame (see excstate.reraise)

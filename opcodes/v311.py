@@ -1,5 +1,4 @@
 """Opcodes that exist only in Python 3.11 (removed or reworked in 3.12)."""
-import sys
 
 from .registry import opcode
 from .signals import NULL
@@ -164,24 +163,11 @@ def _leaf_ids(exc, ids):
         ids.add(id(exc))
 
 
-def _same_metadata(a, b, live_frames):
+def _same_metadata(a, b):
     return (getattr(a, "__notes__", None) is getattr(b, "__notes__", None)
-            and _same_traceback(a.__traceback__, b.__traceback__, live_frames)
+            and a.__traceback__ is b.__traceback__
             and a.__cause__ is b.__cause__
             and a.__context__ is b.__context__)
-
-
-def _same_traceback(tb, orig_tb, live_frames):
-    """Is ``tb`` the original traceback, as CPython would see it?
-
-    A bare re-raise in the handler adds no traceback entry in CPython; here
-    the host adds one for each run-loop frame that catches the exception
-    again, and those frames are still running.  A ``raise e`` or an
-    exception coming out of a call leaves an entry of a finished host frame.
-    """
-    while tb is not orig_tb and tb is not None and tb.tb_frame in live_frames:
-        tb = tb.tb_next
-    return tb is orig_tb
 
 
 def prep_reraise(orig, excs):
@@ -191,15 +177,10 @@ def prep_reraise(orig, excs):
     if not isinstance(orig, BaseExceptionGroup):
         return excs[0]
     raised, reraised = [], []
-    live_frames = set()
-    host = sys._getframe()
-    while host is not None:
-        live_frames.add(host)
-        host = host.f_back
     for e in excs:
         if e is None:
             continue
-        (reraised if _same_metadata(e, orig, live_frames) else raised).append(e)
+        (reraised if _same_metadata(e, orig) else raised).append(e)
     keep = set()
     for e in reraised:
         _leaf_ids(e, keep)

@@ -94,3 +94,9 @@ def reraise(exc):
     except BaseException:
         exc.__context__ = context
         raise
+    finally:
+        # The traceback keeps this frame alive: a local referring to the
+        # exception would be a reference cycle, freeing the exception (and
+        # everything its frames hold) only at the next cyclic collection
+        # instead of when CPython frees it.
+        exc = context = None

@@ -41,6 +41,7 @@ class AsyncGenWrapped:
 def start_generator(vm, frame):
     """Run the frame's prologue up to ``RETURN_GENERATOR`` and wrap it."""
     signal = vm.resume(frame, None)
+    frame.back = None  # see _step
     assert signal is GENERATOR, signal
     flags = frame.code.co_flags
     if flags & CO_COROUTINE:
@@ -58,11 +59,20 @@ def start_generator(vm, frame):
 
 def _step(vm, frame, sent, thrown):
     """Resume ``frame``; return (finished, value)."""
-    if thrown is None:
-        frame.stack.append(sent)
-        signal = vm.resume(frame, None)
-    else:
-        signal = _throw_into(vm, frame, thrown)
+    try:
+        if thrown is None:
+            frame.stack.append(sent)
+            signal = vm.resume(frame, None)
+        else:
+            signal = _throw_into(vm, frame, thrown)
+    finally:
+        # A suspended generator has no caller (CPython unlinks
+        # frame->previous).  Keeping the resumer's frame would make a cycle
+        # (resumer -> generator -> frame -> resumer) that only the cyclic GC
+        # breaks, delaying the generator's finalization (``finally``
+        # blocks, context managers' exits) past the point where CPython
+        # runs it.
+        frame.back = None
     return signal is RETURN, frame.retval
 
 
@@ -161,7 +171,10 @@ def _throw_into(vm, frame, exc):
                 except BaseException as e:
                     error = e
                 if error is not None:
-                    return vm.resume(frame, error)
+                    try:
+                        return vm.resume(frame, error)
+                    finally:
+                        exc = error = None  # no cycle through this frame (excstate.reraise)
                 # The sub-iterator finished: continue after the SEND loop with
                 # its return value, as if SEND had seen StopIteration.
                 frame.stack[-1] = result

@@ -244,10 +244,19 @@ class FrameProxy:
 def _host_frame_outside():
     """The real frame that called into pyinterp (below the interpreter)."""
     frame = sys._getframe(1)
-    here = __name__.rsplit(".", 1)[0]
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(here):
+    while frame is not None and _is_interpreter_module(frame.f_globals.get("__name__", "")):
         frame = frame.f_back
     return frame
+
+
+_PACKAGE = __name__.rsplit(".", 1)[0]
+
+
+def _is_interpreter_module(name):
+    """pyinterp's own modules, not its users (``pyinterp.testing`` calls
+    ``interpret`` like any program would)."""
+    return (name == _PACKAGE or name.startswith(_PACKAGE + ".")) \
+        and not name.startswith(_PACKAGE + ".testing")
 
 
 @lookaside(sys._getframe)
@@ -287,6 +296,8 @@ def _warn(vm, args, kwargs):
     try:
         message, category, stacklevel, source = _warn_arguments(*args, **(kwargs or {}))
     except TypeError:
+        message = MISSING
+    if message is MISSING:  # outside the except block: no __context__
         return _native(warnings.warn, args, kwargs)
     if isinstance(message, Warning):
         category = type(message)
@@ -521,10 +532,43 @@ def _format(vm, args, kwargs):
     return vm.format(args[0], spec)
 
 
+_PRINT_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _print_options(sep=None, end=None, file=None, flush=False):
+    return sep, end, file, flush
+
+
 @lookaside(builtins.print)
 def _print(vm, args, kwargs):
-    texts = [a if type(a) is str else vm.to_str(a) for a in args]
-    return _native(print, texts, kwargs)
+    """``print``: like CPython, write each piece to ``file.write`` as soon as
+    it is made (an argument whose ``__str__`` raises leaves the earlier
+    pieces written); a Python ``__str__`` or ``write`` is interpreted."""
+    try:
+        sep, end, file, flush = _print_options(**(kwargs or {}))
+    except TypeError:
+        sep = MISSING
+    if sep is MISSING:  # outside the except block: no __context__
+        return _native(print, args, kwargs)  # CPython's own message
+    target = sys.stdout if file is None else file
+    if all(type(a) in _PRINT_PLAIN for a in args) and \
+            not needs_interpreter(lookup(type(target), "write")):
+        return _native(print, args, kwargs)
+    flush = vm.truth(flush)
+    if target is None:
+        return None
+    for name, value in (("sep", sep), ("end", end)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError("%s must be None or a string, not %.200s"
+                            % (name, type(value).__name__))
+    for i, arg in enumerate(args):
+        if i:
+            vm.call(vm.load_attr(target, "write"), (" " if sep is None else sep,))
+        write = vm.load_attr(target, "write")
+        vm.call(write, (arg if type(arg) is str else vm.to_str(arg),))
+    vm.call(vm.load_attr(target, "write"), ("\n" if end is None else end,))
+    if flush:
+        vm.call(vm.load_attr(target, "flush"), ())
 
 
 @lookaside(builtins.getattr)
@@ -911,6 +955,8 @@ def _pattern_sub(name):
         try:
             repl, string, count = _sub_arguments(*args, **(kwargs or {}))
         except TypeError:
+            repl = MISSING
+        if repl is MISSING:  # outside the except block: no __context__
             return _native(native, args, kwargs)
         if isinstance(repl, (str, bytes)) and not callable(repl):
             if (b"\\" if isinstance(repl, bytes) else "\\") not in repl:

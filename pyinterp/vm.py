@@ -44,6 +44,7 @@ class Interpreter:
         self.depth = 0
         self.debug = debug
         self.recursion_limit = sys.getrecursionlimit()
+        self.rethrown = None
 
     # -- running frames -------------------------------------------------
     def run_frame(self, frame):
@@ -69,6 +70,12 @@ class Interpreter:
         frame.back = self.top
         self.top = frame
         return self.loop(frame, thrown)
+
+    def reraise_in_frame(self, frame, exc):
+        """``RERAISE`` or a bare ``raise``: re-raise ``exc`` unchained; when
+        this frame's loop catches it again, its traceback is restored."""
+        self.rethrown = (exc, exc.__traceback__, frame)
+        excstate.reraise(exc)
 
     def _leave(self, frame):
         self.top = frame.back
@@ -154,6 +161,13 @@ class Interpreter:
         exception, and continue at the handler.  With no handler the exception
         leaves the frame.
         """
+        rethrown = self.rethrown
+        if rethrown is not None:
+            self.rethrown = None
+            if rethrown[0] is exc and rethrown[2] is frame:
+                # A re-raise inside this frame adds no traceback entry in
+                # CPython (``except*`` relies on that); drop the host's.
+                exc.__traceback__ = rethrown[1]
         ins = frame.instructions[index]
         frame.lasti = index
         if ins.exc_target is None:

@@ -125,13 +125,22 @@ def load(source, module_name="difftest"):
     return module
 
 
+def _exc_info_now():
+    return tuple(_type_name(t) if isinstance(t, type) else _safe_repr(t)
+                 for t in sys.exc_info()[:2])
+
+
+def _call(fn, args, kwargs, consume):
+    value = fn(*args, **(kwargs or {}))
+    return list(value) if consume else value
+
+
 def _run(module, entry, args, kwargs, interpreted, consume, under_exception):
     fn = getattr(module, entry)
     if interpreted:
         fn = pyinterp.interpret(fn, debug=True)
     out = io.StringIO()
-    value = exc = None
-    exc_info = None
+    value = exc = exc_info = None
     sys.modules[module.__name__] = module
     try:
         with contextlib.redirect_stdout(out):
@@ -141,23 +150,17 @@ def _run(module, entry, args, kwargs, interpreted, consume, under_exception):
                         raise KeyError("outer")
                     except KeyError:
                         try:
-                            value = fn(*args, **(kwargs or {}))
-                            if consume:
-                                value = list(value)
+                            value = _call(fn, args, kwargs, consume)
                         finally:
-                            exc_info = tuple(_type_name(t) if isinstance(t, type) else
-                                             _safe_repr(t) for t in sys.exc_info()[:2])
+                            exc_info = _exc_info_now()
                 else:
-                    value = fn(*args, **(kwargs or {}))
-                    if consume:
-                        value = list(value)
+                    value = _call(fn, args, kwargs, consume)
             except PyinterpInternal:
                 raise
             except BaseException as e:  # noqa: B902 - everything is observable
                 exc = e
             if exc_info is None:
-                exc_info = tuple(_type_name(t) if isinstance(t, type) else _safe_repr(t)
-                                 for t in sys.exc_info()[:2])
+                exc_info = _exc_info_now()
     finally:
         sys.modules.pop(module.__name__, None)
     log = getattr(module, "log", None)
