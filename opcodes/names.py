@@ -257,6 +257,7 @@ def load_attr(vm, frame, ins):
     ``Attr(path, name)``, and the result gets that path.
     """
     stack = frame.stack
+    frame.lasti = ins.index  # for a frame proxy's f_lineno read by this load
     stack[-1] = vm.load_attr(stack[-1], ins.argval)
 
 

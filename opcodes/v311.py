@@ -28,6 +28,7 @@ def load_method(vm, frame, ins):
     """
     stack = frame.stack
     obj = stack[-1]
+    frame.lasti = ins.index
     func = vm.plain_method(obj, ins.argval)
     if func is not None:
         stack[-1] = func

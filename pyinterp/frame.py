@@ -11,12 +11,15 @@ class Frame:
     ``fast`` holds CPython's "localsplus": fast locals, then cells, then free
     variables, each slot ``NULL`` while unbound.  ``stack`` is the value stack.
     ``locals`` is the mapping used by ``*_NAME`` opcodes (module and class
-    bodies, ``exec``), or None for function frames.
+    bodies, ``exec``), or None for function frames; these get
+    ``locals_dict``, the one dict ``locals()`` returns (and refreshes) for
+    the frame, as CPython's ``f_locals``.
     """
 
     __slots__ = (
         "code", "instructions", "fast", "stack", "globals", "builtins",
         "locals", "pc", "lasti", "kw_names", "func", "back", "retval",
+        "locals_dict",
     )
 
     def __init__(self, code, globals, locals=None, func=None, builtins=None,
@@ -36,6 +39,7 @@ class Frame:
         self.func = func
         self.back = None
         self.retval = None
+        self.locals_dict = None
 
     @property
     def lineno(self):

@@ -82,21 +82,29 @@ def _caller(vm):
 
 
 def frame_locals(frame):
-    """``locals()`` of an interpreted frame (a snapshot for function frames)."""
+    """``locals()`` of an interpreted frame.
+
+    A function frame has one dict, refreshed from the fast locals on every
+    call (CPython's ``PyFrame_FastToLocals``): bound variables are written,
+    unbound ones removed, other keys (written by ``exec``) kept.
+    """
     if frame.locals is not None:
         return frame.locals
+    result = frame.locals_dict
+    if result is None:
+        result = frame.locals_dict = {}
     code = frame.code
     cells = set(code.co_cellvars) | set(code.co_freevars)
-    result = {}
     for name, value in zip(localsplus_names(code), frame.fast):
-        if value is NULL:
-            continue
         if name in cells and type(value) is types.CellType:
             try:
                 value = value.cell_contents
             except ValueError:
-                continue
-        result[name] = value
+                value = NULL
+        if value is NULL:
+            result.pop(name, None)
+        else:
+            result[name] = value
     return result
 
 

@@ -373,23 +373,14 @@ EXEC_WRITES_LOCALS = textwrap.dedent("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason="locals() in a function frame builds a new dict on "
-                   "each call; CPython 3.11 returns (and refreshes) one dict per frame. "
-                   "Needs a per-frame slot for the dict in pyinterp/frame.py.")
 def test_locals_returns_the_same_dict_per_frame():
     check(LOCALS_IDENTITY, expect=(True, ["first", "x", "y"]))
 
 
-@pytest.mark.xfail(strict=True, reason="exec() without namespaces writes into a fresh "
-                   "locals snapshot, not the frame's persistent f_locals dict (same root "
-                   "cause as test_locals_returns_the_same_dict_per_frame).")
 def test_exec_writes_are_visible_through_locals():
     check(EXEC_WRITES_LOCALS, expect=5)
 
 
-@pytest.mark.xfail(strict=True, reason="FrameProxy.f_lineno of the running frame is the "
-                   "line of its last CALL (frame.lasti is only updated at calls, to keep "
-                   "line bookkeeping out of the run loop).")
 def test_f_lineno_of_running_frame_follows_later_lines():
     check(textwrap.dedent("""
         import sys
