@@ -468,11 +468,22 @@ def _resolve_bases(vm, bases):
 
 
 # -- protocol builtins ----------------------------------------------------
-@lookaside(builtins.len)
-def _len(vm, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return _native(len, args, kwargs)
-    return vm.length(args[0])
+def _one_argument(native, protocol):
+    """Lookaside for a builtin that applies one protocol to one argument."""
+
+    def run(vm, args, kwargs):
+        if len(args) != 1 or kwargs:
+            return _native(native, args, kwargs)
+        return getattr(vm, protocol)(args[0])
+
+    run.__qualname__ = "lookaside(%s)" % native.__name__
+    return run
+
+
+for _native_fn, _protocol in ((builtins.len, "length"), (builtins.bool, "truth"),
+                              (builtins.str, "to_str"), (builtins.repr, "to_repr"),
+                              (builtins.ascii, "to_ascii")):
+    lookaside(_native_fn)(_one_argument(_native_fn, _protocol))
 
 
 @lookaside(builtins.iter)
@@ -500,34 +511,6 @@ def _next(vm, args, kwargs):
     except StopIteration:
         pass
     return args[1]
-
-
-@lookaside(builtins.bool)
-def _bool(vm, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return _native(bool, args, kwargs)
-    return vm.truth(args[0])
-
-
-@lookaside(builtins.str)
-def _str(vm, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return _native(str, args, kwargs)
-    return vm.to_str(args[0])
-
-
-@lookaside(builtins.repr)
-def _repr(vm, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return _native(repr, args, kwargs)
-    return vm.to_repr(args[0])
-
-
-@lookaside(builtins.ascii)
-def _ascii(vm, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return _native(ascii, args, kwargs)
-    return vm.to_ascii(args[0])
 
 
 @lookaside(builtins.format)

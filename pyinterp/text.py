@@ -13,10 +13,7 @@ def to_repr(vm, value):
     method = lookup(tp, "__repr__")
     if not needs_interpreter(method):
         return repr(value)
-    result = call_special(vm, method, value)
-    if not isinstance(result, str):
-        raise TypeError("__repr__ returned non-string (type %s)" % type(result).__name__)
-    return result
+    return _string_from(vm, method, value, "__repr__")
 
 
 def to_str(vm, value):
@@ -31,9 +28,14 @@ def to_str(vm, value):
         return to_repr(vm, value)
     if not needs_interpreter(method):
         return str(value)
+    return _string_from(vm, method, value, "__str__")
+
+
+def _string_from(vm, method, value, name):
+    """Call a Python ``__str__``/``__repr__``; it must return a str."""
     result = call_special(vm, method, value)
     if not isinstance(result, str):
-        raise TypeError("__str__ returned non-string (type %s)" % type(result).__name__)
+        raise TypeError("%s returned non-string (type %s)" % (name, type(result).__name__))
     return result
 
 
