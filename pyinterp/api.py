@@ -12,8 +12,13 @@ from .vm import Interpreter
 _HOST_FRAMES_PER_CALL = 8
 
 
+@lookup.host_type
 class _Interpreted:
-    """The callable returned by :func:`interpret`."""
+    """The callable returned by :func:`interpret`.
+
+    A host type: when interpreted code calls one, the call runs natively,
+    starting a nested interpreter (rather than interpreting pyinterp).
+    """
 
     def __init__(self, fn, debug):
         self.__wrapped__ = fn
@@ -39,20 +44,27 @@ def _has_name(fn):
     return hasattr(fn, "__name__")
 
 
+_active_runs = 0
+
+
 def run(fn, args, kwargs, debug=False):
     """Call ``fn(*args, **kwargs)`` with every Python-level callee interpreted."""
+    global _active_runs
     vm = Interpreter(debug=debug)
     lookup.invalidate()
     limit = sys.getrecursionlimit()
-    vm.recursion_limit = limit
-    wanted = limit * _HOST_FRAMES_PER_CALL + 200
-    raised = wanted > limit
-    if raised:
-        sys.setrecursionlimit(wanted)
+    outermost = _active_runs == 0
+    if outermost:
+        vm.recursion_limit = limit
+        sys.setrecursionlimit(limit * _HOST_FRAMES_PER_CALL + 200)
+    else:  # a nested run inherits the outer run's raised host limit
+        vm.recursion_limit = limit // _HOST_FRAMES_PER_CALL
+    _active_runs += 1
     try:
         return call(vm, fn, args, kwargs or None)
     finally:
-        if raised:
+        _active_runs -= 1
+        if outermost:
             sys.setrecursionlimit(limit)
 
 

@@ -20,7 +20,7 @@ import types
 from .binding import bind_arguments
 from .dunders import call_special, needs_interpreter
 from .frame import Frame, decoded_for
-from .lookup import MISSING, lookup
+from .lookup import HOST_TYPES, MISSING, lookup
 
 FunctionType = types.FunctionType
 MethodType = types.MethodType
@@ -62,7 +62,7 @@ def call(vm, fn, args, kwargs=None):
         merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
         return call(vm, fn.func, fn.args + tuple(args), merged)
     method = lookup(tp, "__call__")
-    if needs_interpreter(method):
+    if needs_interpreter(method) and tp not in HOST_TYPES:
         return call_special(vm, method, fn, *args) if not kwargs else \
             _call_special_kw(vm, method, fn, args, kwargs)
     if kwargs:

@@ -120,3 +120,26 @@ def test_each_call_interprets_afresh():
 
     g = pyinterp.interpret(f)
     assert [g(1), g(2), g(3)] == [1, 2, 3]
+
+
+def test_nested_interpret_runs_a_nested_interpreter():
+    def inner(x):
+        return x * 2
+
+    def outer(x):
+        return pyinterp.interpret(inner)(x) + 1
+
+    limit = sys.getrecursionlimit()
+    assert pyinterp.interpret(outer)(5) == 11
+    assert sys.getrecursionlimit() == limit  # restored after the outermost run
+
+
+def test_recursion_limit_is_restored_after_a_recursion_error():
+    def runaway(n):
+        return runaway(n + 1)
+
+    limit = sys.getrecursionlimit()
+    with pytest.raises(RecursionError):
+        pyinterp.interpret(runaway)(0)
+    assert sys.getrecursionlimit() == limit
+    assert pyinterp.interpret(_add)(1, 2) == 3
