@@ -11,6 +11,6 @@ methods implement the data model: ``vm.binary_op``, ``vm.load_attr``,
 """
 from . import (  # noqa: F401  (imported for their registrations)
     stack, names, arith, build, calls, control, exceptions, generators,
-    imports, pattern, v311,
+    imports, pattern, intrinsics, v311, v313,
 )
 from .registry import HANDLERS, handler_for, opcode, real_opcodes  # noqa: F401

@@ -34,9 +34,10 @@ def unary_negative(vm, frame, ins):
     frame.stack[-1] = vm.unary_op("UNARY_NEGATIVE", frame.stack[-1])
 
 
-@opcode("UNARY_POSITIVE")
+@opcode("UNARY_POSITIVE", until=(3, 12))
 def unary_positive(vm, frame, ins):
-    """``(value -- +value)`` ``__pos__``.
+    """``(value -- +value)`` 3.11: ``__pos__`` (3.12+:
+    ``CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE``).
 
     RefGraph: an FX node for a tensor operand.
     """
@@ -65,7 +66,10 @@ def unary_not(vm, frame, ins):
 @opcode("COMPARE_OP")
 def compare_op(vm, frame, ins):
     """``(lhs, rhs -- result)`` Rich comparison ``<``, ``<=``, ``==``, ``!=``,
-    ``>``, ``>=`` (3.11: ``cmp_op[arg]``).
+    ``>``, ``>=``.  The operator is ``cmp_op[arg]`` on 3.11, ``arg >> 4``
+    on 3.12 and ``arg >> 5`` on 3.13, where bit 4 (``ins.flag``) also
+    converts the result to a bool (``bool(a < b)`` feeding a jump); the
+    decoder gives the operator as ``argval`` on every version.
 
     Reflected method first when the right operand's type is a subclass;
     ``==``/``!=`` fall back to identity.
@@ -76,9 +80,12 @@ def compare_op(vm, frame, ins):
     rhs = stack.pop()
     lhs = stack[-1]
     if type(lhs) in NATIVE_TYPES and type(rhs) in NATIVE_TYPES:
-        stack[-1] = COMPARE_FUNCTIONS[ins.argval](lhs, rhs)
+        result = COMPARE_FUNCTIONS[ins.argval](lhs, rhs)
     else:
-        stack[-1] = vm.compare(ins.argval, lhs, rhs)
+        result = vm.compare(ins.argval, lhs, rhs)
+    if ins.flag and result.__class__ is not bool:
+        result = vm.truth(result)
+    stack[-1] = result
 
 
 @opcode("IS_OP")
@@ -116,6 +123,33 @@ def binary_subscr(vm, frame, ins):
     stack = frame.stack
     key = stack.pop()
     stack[-1] = vm.getitem(stack[-1], key)
+
+
+@opcode("BINARY_SLICE", since=(3, 12))
+def binary_slice(vm, frame, ins):
+    """``(container, start, stop -- value)`` 3.12+: ``container[start:stop]``
+    (3.11: ``BUILD_SLICE`` then ``BINARY_SUBSCR``).
+
+    RefGraph: as ``BINARY_SUBSCR`` with a slice key.
+    """
+    stack = frame.stack
+    stop = stack.pop()
+    start = stack.pop()
+    stack[-1] = vm.getitem(stack[-1], slice(start, stop))
+
+
+@opcode("STORE_SLICE", since=(3, 12))
+def store_slice(vm, frame, ins):
+    """``(value, container, start, stop -- )`` 3.12+:
+    ``container[start:stop] = value``.
+
+    RefGraph: as ``STORE_SUBSCR`` with a slice key.
+    """
+    stack = frame.stack
+    stop = stack.pop()
+    start = stack.pop()
+    container = stack.pop()
+    vm.setitem(container, slice(start, stop), stack.pop())
 
 
 @opcode("STORE_SUBSCR")

@@ -1,4 +1,5 @@
 """Building containers, slices and strings; unpacking."""
+from .callshape import callable_at
 from .registry import opcode
 
 
@@ -181,17 +182,19 @@ def dict_update(vm, frame, ins):
 
 @opcode("DICT_MERGE")
 def dict_merge(vm, frame, ins):
-    """``(callable, ..., dict, [arg-1 items], mapping -- ..., dict, [...])``
-    Merge ``**mapping`` into the keyword dict of a call; a repeated key is a
-    ``TypeError`` naming the callee (3.11 quirk: while an exception is being
-    handled, the dict merge's ``KeyError(key)`` escapes unconverted).
+    """``(callable_slots, args, dict, [arg-1 items], mapping -- callable_slots,
+    args, dict, [arg-1 items])`` Merge ``**mapping`` into the keyword dict
+    of a call; a repeated key is a ``TypeError`` naming the callee (found
+    with ``callshape.callable_at``: the slots are ``NULL, callable`` before
+    3.13, ``callable, NULL`` on 3.13).  3.11 quirk: while an exception is
+    being handled, the dict merge's ``KeyError(key)`` escapes unconverted.
 
     RefGraph: reads the keys and values of ``mapping``.
     """
     stack = frame.stack
     mapping = stack.pop()
     target = stack[-ins.arg]
-    func = stack[-ins.arg - 2]
+    func = callable_at(stack, ins.arg + 2)
     if type(mapping) is dict:
         pairs = mapping.items()
     else:
@@ -214,9 +217,10 @@ def dict_merge(vm, frame, ins):
         target[key] = value
 
 
-@opcode("LIST_TO_TUPLE")
+@opcode("LIST_TO_TUPLE", until=(3, 12))
 def list_to_tuple(vm, frame, ins):
-    """``(list -- tuple)`` Convert the list built for star-args into a tuple.
+    """``(list -- tuple)`` 3.11: convert the list built for star-args into a
+    tuple (3.12+: ``CALL_INTRINSIC_1 INTRINSIC_LIST_TO_TUPLE``).
 
     RefGraph: none.
     """
@@ -226,11 +230,26 @@ def list_to_tuple(vm, frame, ins):
 _CONVERSIONS = {1: "to_str", 2: "to_repr", 3: "to_ascii"}
 
 
-@opcode("FORMAT_VALUE")
+def convert(vm, value, conversion):
+    """An f-string field's ``!s``/``!r``/``!a`` conversion (1, 2, 3; 0: none)."""
+    if conversion:
+        return getattr(vm, _CONVERSIONS[conversion])(value)
+    return value
+
+
+def format_field(vm, value, spec):
+    """``format(value, spec)`` for an f-string field; a str with no spec is kept."""
+    if type(value) is str and not spec:
+        return value
+    return vm.format(value, spec)
+
+
+@opcode("FORMAT_VALUE", until=(3, 13))
 def format_value(vm, frame, ins):
-    """``(value[, spec] -- str)`` Format one f-string field: convert with
-    ``str``/``repr``/``ascii`` (``arg & 3``), then ``format(value, spec)``
-    (spec on the stack if ``arg & 4``).
+    """``(value[, spec] -- str)`` 3.11/3.12: format one f-string field:
+    convert with ``str``/``repr``/``ascii`` (``arg & 3``), then
+    ``format(value, spec)`` (spec on the stack if ``arg & 4``).  3.13 splits
+    it into ``CONVERT_VALUE``, ``FORMAT_SIMPLE`` and ``FORMAT_WITH_SPEC``.
 
     ``__str__``/``__repr__``/``__format__`` written in Python are interpreted.
     RefGraph: formatting a tensor reads its data (data-dependent text);
@@ -238,14 +257,8 @@ def format_value(vm, frame, ins):
     """
     stack = frame.stack
     spec = stack.pop() if ins.arg & 4 else ""
-    value = stack.pop()
-    conversion = ins.arg & 3
-    if conversion:
-        value = getattr(vm, _CONVERSIONS[conversion])(value)
-    if type(value) is str and not spec:
-        stack.append(value)
-    else:
-        stack.append(vm.format(value, spec))
+    value = convert(vm, stack.pop(), ins.arg & 3)
+    stack.append(format_field(vm, value, spec))
 
 
 @opcode("UNPACK_SEQUENCE")

@@ -1,6 +1,7 @@
 """Calls and function creation."""
 from types import FunctionType
 
+from .callshape import callable_at, pop_call
 from .registry import opcode
 from .signals import NULL
 
@@ -17,9 +18,12 @@ def kw_names(vm, frame, ins):
 
 @opcode("CALL")
 def call(vm, frame, ins):
-    """``(NULL|method, callable|self, arg_1 ... arg_n -- result)`` Call with
-    ``arg`` arguments (3.11/3.12 layout: if the entry below the callable is
-    not NULL, it is the callable and the next entry is ``self``).
+    """``(callable_slots, arg_1 ... arg_n -- result)`` Call with ``arg``
+    arguments.  The two slots below the arguments hold ``NULL, callable``
+    (3.11/3.12) or ``callable, NULL`` (3.13), or ``method, self`` for a
+    method call on every version (``callshape.pop_call``).  On 3.11/3.12 a
+    preceding ``KW_NAMES`` says that the last arguments are passed by
+    keyword.
 
     Python callees run in a new interpreted frame; C callees natively;
     lookasides replace builtins that need the caller's frame.
@@ -27,21 +31,18 @@ def call(vm, frame, ins):
     an FX node; a Python callee is inlined; an unknown C call on outside
     objects is classified (pure, impure, or a break).
     """
-    stack = frame.stack
-    n = ins.arg
-    base = len(stack) - n - 2
-    first = stack[base]
-    if first is NULL:
-        fn = stack[base + 1]
-        args = stack[base + 2:]
-    else:
-        fn = first
-        args = stack[base + 1:]
-    del stack[base:]
     kw = frame.kw_names
-    kwargs = None
     if kw is not None:
         frame.kw_names = None
+    call_with_names(vm, frame, ins, kw)
+
+
+def call_with_names(vm, frame, ins, kw):
+    """``CALL``/``CALL_KW``: call with the last ``len(kw)`` arguments by keyword."""
+    stack = frame.stack
+    fn, args = pop_call(stack, ins.arg)
+    kwargs = None
+    if kw is not None:
         k = len(kw)
         kwargs = dict(zip(kw, args[len(args) - k:]))
         del args[len(args) - k:]
@@ -54,8 +55,9 @@ def call(vm, frame, ins):
 
 @opcode("CALL_FUNCTION_EX")
 def call_function_ex(vm, frame, ins):
-    """``(NULL, callable, args[, kwargs] -- result)`` ``callable(*args,
-    **kwargs)``; ``kwargs`` is present if ``arg & 1``.
+    """``(callable_slots, args[, kwargs] -- result)`` ``callable(*args,
+    **kwargs)``; ``kwargs`` is present if ``arg & 1``.  The slots are
+    ``NULL, callable`` on 3.11/3.12 and ``callable, NULL`` on 3.13.
 
     A non-tuple ``args`` is converted (``TypeError`` naming the callee if it
     is not iterable).  RefGraph: as ``CALL``.
@@ -63,9 +65,8 @@ def call_function_ex(vm, frame, ins):
     stack = frame.stack
     kwargs = stack.pop() if ins.arg & 1 else None
     args = stack.pop()
-    fn = stack.pop()
-    if stack[-1] is NULL:
-        stack.pop()
+    fn = callable_at(stack, 1)
+    del stack[-2:]
     if type(args) is not tuple:
         tp = type(args)
         if vm.lookup(tp, "__iter__") is vm.MISSING and vm.lookup(tp, "__getitem__") is vm.MISSING:
@@ -76,12 +77,20 @@ def call_function_ex(vm, frame, ins):
     stack.append(vm.call(fn, args, kwargs))
 
 
-@opcode("MAKE_FUNCTION")
+FUNCTION_DEFAULTS = 0x01
+FUNCTION_KWDEFAULTS = 0x02
+FUNCTION_ANNOTATIONS = 0x04
+FUNCTION_CLOSURE = 0x08
+
+
+@opcode("MAKE_FUNCTION", until=(3, 13))
 def make_function(vm, frame, ins):
     """``([defaults, kwdefaults, annotations, closure,] code -- function)``
-    Create a function from a code object; ``arg`` flags say which optional
-    parts are on the stack (0x01 defaults tuple, 0x02 keyword-only defaults
-    dict, 0x04 annotations, 0x08 closure tuple of cells).
+    3.11/3.12: create a function from a code object; ``arg`` flags say which
+    optional parts are on the stack (0x01 defaults tuple, 0x02 keyword-only
+    defaults dict, 0x04 annotations, 0x08 closure tuple of cells).  3.13
+    creates the bare function and adds the parts with
+    ``SET_FUNCTION_ATTRIBUTE``.
 
     RefGraph: a function created by the run; its closure cells are tracked
     so that calls to it are inlined with the right ``Cell`` paths.
@@ -89,18 +98,44 @@ def make_function(vm, frame, ins):
     stack = frame.stack
     code = stack.pop()
     flags = ins.arg
-    closure = stack.pop() if flags & 0x08 else None
-    annotations = stack.pop() if flags & 0x04 else None
-    kwdefaults = stack.pop() if flags & 0x02 else None
-    defaults = stack.pop() if flags & 0x01 else None
+    closure = stack.pop() if flags & FUNCTION_CLOSURE else None
+    annotations = stack.pop() if flags & FUNCTION_ANNOTATIONS else None
+    kwdefaults = stack.pop() if flags & FUNCTION_KWDEFAULTS else None
+    defaults = stack.pop() if flags & FUNCTION_DEFAULTS else None
     func = FunctionType(code, frame.globals, None, defaults, closure)
     if kwdefaults is not None:
         func.__kwdefaults__ = kwdefaults
     if annotations is not None:
-        if type(annotations) is tuple:
-            annotations = dict(zip(annotations[::2], annotations[1::2]))
-        func.__annotations__ = annotations
+        set_function_attribute(func, FUNCTION_ANNOTATIONS, annotations)
     stack.append(func)
+
+
+def set_function_attribute(func, flag, value):
+    """Give a new function one optional part; returns the function.
+
+    A closure cannot be assigned to an existing function object, so for
+    ``FUNCTION_CLOSURE`` (which 3.13 sets first, right after
+    ``MAKE_FUNCTION``) the function is re-created around the cells.
+    """
+    if flag == FUNCTION_DEFAULTS:
+        func.__defaults__ = value
+    elif flag == FUNCTION_KWDEFAULTS:
+        func.__kwdefaults__ = value
+    elif flag == FUNCTION_ANNOTATIONS:
+        if type(value) is tuple:  # name, value, name, value...
+            value = dict(zip(value[::2], value[1::2]))
+        func.__annotations__ = value
+    elif flag == FUNCTION_CLOSURE:
+        old = func
+        func = FunctionType(old.__code__, old.__globals__, None, old.__defaults__, value)
+        func.__kwdefaults__ = old.__kwdefaults__
+        if old.__annotations__:
+            func.__annotations__ = old.__annotations__
+        if old.__dict__:
+            func.__dict__.update(old.__dict__)
+    else:
+        raise SystemError("unknown function attribute flag %r" % (flag,))
+    return func
 
 
 @opcode("LOAD_BUILD_CLASS")

@@ -33,6 +33,64 @@ def jump_backward_no_interrupt(vm, frame, ins):
     return ins.target
 
 
+def jump_if_true(vm, frame, ins):
+    """``(cond -- )`` Pop ``cond``; jump if it is true (``__bool__``/``__len__``
+    interpreted).
+
+    3.12+ ``POP_JUMP_IF_TRUE`` (on 3.13 ``cond`` is always an exact bool:
+    ``TO_BOOL`` or ``COMPARE_OP``'s bool bit converted it); 3.11 has
+    ``POP_JUMP_FORWARD_IF_TRUE`` and ``POP_JUMP_BACKWARD_IF_TRUE``.  The
+    decoder made every target an absolute index, so one handler serves them
+    all.
+    RefGraph: a condition depending on tensor data is a data-dependent
+    branch (a GraphMend rewrite or a break); on guarded Python values it is
+    folded.
+    """
+    value = frame.stack.pop()
+    if value is True or (value is not False and vm.truth(value)):
+        return ins.target
+
+
+def jump_if_false(vm, frame, ins):
+    """``(cond -- )`` Pop ``cond``; jump if it is false.
+
+    3.12+ ``POP_JUMP_IF_FALSE``; 3.11's forward and backward forms share
+    this handler.
+    RefGraph: as the IF_TRUE jumps.
+    """
+    value = frame.stack.pop()
+    if value is False or (value is not True and not vm.truth(value)):
+        return ins.target
+
+
+def jump_if_none(vm, frame, ins):
+    """``(value -- )`` Pop ``value``; jump if it is None.
+
+    3.12+ ``POP_JUMP_IF_NONE``; 3.11's forward and backward forms share
+    this handler.
+    RefGraph: an identity test against None: a guard on an outside value.
+    """
+    if frame.stack.pop() is None:
+        return ins.target
+
+
+def jump_if_not_none(vm, frame, ins):
+    """``(value -- )`` Pop ``value``; jump if it is not None.
+
+    3.12+ ``POP_JUMP_IF_NOT_NONE``; 3.11's forward and backward forms share
+    this handler.
+    RefGraph: as the IF_NONE jumps.
+    """
+    if frame.stack.pop() is not None:
+        return ins.target
+
+
+opcode("POP_JUMP_IF_TRUE", since=(3, 12))(jump_if_true)
+opcode("POP_JUMP_IF_FALSE", since=(3, 12))(jump_if_false)
+opcode("POP_JUMP_IF_NONE", since=(3, 12))(jump_if_none)
+opcode("POP_JUMP_IF_NOT_NONE", since=(3, 12))(jump_if_not_none)
+
+
 @opcode("GET_ITER")
 def get_iter(vm, frame, ins):
     """``(iterable -- iterator)`` ``iter(iterable)``, with a Python
@@ -46,8 +104,10 @@ def get_iter(vm, frame, ins):
 @opcode("FOR_ITER")
 def for_iter(vm, frame, ins):
     """``(iterator -- iterator, value)`` Push ``next(iterator)``; when it is
-    exhausted, pop the iterator and jump to the loop exit (3.11; 3.12+ jump
-    past ``END_FOR``).
+    exhausted, pop the iterator and jump to the loop exit:
+    ``(iterator -- )``.  3.12 steps over the ``END_FOR`` at the target ``dis``
+    shows, 3.13 over ``END_FOR; POP_TOP``; the decoded target is already
+    past them.
 
     RefGraph: each item read from an outside container is ``Item(path, i)``.
     """
@@ -68,6 +128,28 @@ def for_iter(vm, frame, ins):
     stack.append(value)
 
 
+@opcode("END_FOR", since=(3, 12), until=(3, 13))
+def end_for_312(vm, frame, ins):
+    """``(iterator, value -- )`` 3.12: end of a ``for`` loop; pops two values.
+    An exhausted ``FOR_ITER`` jumps past it, so it only runs when reached
+    some other way.
+
+    RefGraph: none.
+    """
+    del frame.stack[-2:]
+
+
+@opcode("END_FOR", since=(3, 13))
+def end_for(vm, frame, ins):
+    """``(value -- )`` 3.13: end of a ``for`` loop; pops one value (a
+    ``POP_TOP`` of the iterator follows).  An exhausted ``FOR_ITER`` jumps
+    past both.
+
+    RefGraph: none.
+    """
+    frame.stack.pop()
+
+
 @opcode("RETURN_VALUE")
 def return_value(vm, frame, ins):
     """``(value -- )`` Return ``value`` to the caller.
@@ -76,6 +158,17 @@ def return_value(vm, frame, ins):
     objects created in the run, or values reached by a path.
     """
     frame.retval = frame.stack.pop()
+    return RETURN
+
+
+@opcode("RETURN_CONST", since=(3, 12))
+def return_const(vm, frame, ins):
+    """``( -- )`` 3.12+: return the constant ``co_consts[arg]`` (3.11:
+    ``LOAD_CONST; RETURN_VALUE``).
+
+    RefGraph: as ``RETURN_VALUE``; a constant needs no rebuilding.
+    """
+    frame.retval = ins.argval
     return RETURN
 
 

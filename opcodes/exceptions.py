@@ -229,3 +229,44 @@ def with_except_start(vm, frame, ins):
     exc = stack[-1]
     exit_ = stack[-4]
     stack.append(vm.call(exit_, (type(exc), exc, exc.__traceback__)))
+
+
+def _leaf_ids(exc, ids):
+    if isinstance(exc, BaseExceptionGroup):
+        for e in exc.exceptions:
+            _leaf_ids(e, ids)
+    else:
+        ids.add(id(exc))
+
+
+def _same_metadata(a, b):
+    return (getattr(a, "__notes__", None) is getattr(b, "__notes__", None)
+            and a.__traceback__ is b.__traceback__
+            and a.__cause__ is b.__cause__
+            and a.__context__ is b.__context__)
+
+
+def prep_reraise(orig, excs):
+    """Python rendering of CPython's ``_PyExc_PrepReraiseStar``."""
+    if not excs:
+        return None
+    if not isinstance(orig, BaseExceptionGroup):
+        return excs[0]
+    raised, reraised = [], []
+    for e in excs:
+        if e is None:
+            continue
+        (reraised if _same_metadata(e, orig) else raised).append(e)
+    keep = set()
+    for e in reraised:
+        _leaf_ids(e, keep)
+    reraised_eg = None
+    if keep:
+        reraised_eg = orig.split(lambda leaf: id(leaf) in keep)[0]
+    if raised:
+        if reraised_eg is not None:
+            raised.append(reraised_eg)
+        if len(raised) > 1:
+            return BaseExceptionGroup("", raised)
+        return raised[0]
+    return reraised_eg

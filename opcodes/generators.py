@@ -36,7 +36,9 @@ def send(vm, frame, ins):
     """``(receiver, value -- receiver, result)`` One step of ``yield from``/
     ``await``: ``receiver.send(value)`` (``next`` when value is None).  When
     the receiver returns, replace it by its return value and jump to the
-    target: ``(receiver, value -- retval)``.
+    target: ``(receiver, value -- retval)``.  3.12+ push the return value
+    above the receiver and jump to an ``END_SEND`` that pops the receiver;
+    the decoded target is past it, so this handler does both.
 
     RefGraph: delegation inlines the sub-generator's body.
     """
@@ -54,6 +56,40 @@ def send(vm, frame, ins):
         stack[-1] = stop.value
         return ins.target
     stack.append(result)
+
+
+@opcode("END_SEND", since=(3, 12))
+def end_send(vm, frame, ins):
+    """``(receiver, value -- value)`` 3.12+: drop the finished receiver of a
+    ``yield from``/``await`` (reached after ``CLEANUP_THROW``; a ``SEND``
+    that finishes jumps past it).
+
+    RefGraph: none.
+    """
+    stack = frame.stack
+    stack[-2] = stack.pop()
+
+
+@opcode("CLEANUP_THROW", since=(3, 12))
+def cleanup_throw(vm, frame, ins):
+    """``(receiver, last_sent, exc -- None, value)`` 3.12+: the handler of a
+    ``yield from``/``await`` whose ``throw()``/``close()`` was forwarded to the
+    receiver.  If the receiver finished (``StopIteration``), continue with
+    its value; otherwise re-raise ``exc`` unchanged.
+
+    RefGraph: none.
+    """
+    stack = frame.stack
+    exc = stack[-1]
+    if not issubclass(type(exc), StopIteration):
+        stack.pop()
+        try:
+            vm.reraise_in_frame(frame, exc)
+        finally:
+            exc = None  # no reference cycle through this frame (see excstate.reraise)
+    del stack[-3:]
+    stack.append(None)
+    stack.append(exc.value)
 
 
 def _is_coroutine_like(obj):

@@ -2,6 +2,7 @@
 namespace names and attributes."""
 from types import CellType
 
+from .callshape import push_with_null
 from .registry import opcode
 from .signals import NULL
 
@@ -35,6 +36,9 @@ def load_const(vm, frame, ins):
 def load_fast(vm, frame, ins):
     """``( -- value)`` Push local variable ``arg``; ``UnboundLocalError`` if unbound.
 
+    3.12+ also has ``LOAD_FAST_CHECK`` (this handler): CPython's plain
+    ``LOAD_FAST`` skips the check where the compiler proved the variable
+    bound, which changes nothing observable.
     RefGraph: on the first read of a parameter, the value's node gets the
     access path ``Arg(name)``.
     """
@@ -42,6 +46,23 @@ def load_fast(vm, frame, ins):
     if value is NULL:
         raise _unbound_local(ins.flag)
     frame.stack.append(value)
+
+
+opcode("LOAD_FAST_CHECK", since=(3, 12))(load_fast)
+
+
+@opcode("LOAD_FAST_AND_CLEAR", since=(3, 12))
+def load_fast_and_clear(vm, frame, ins):
+    """``( -- value)`` 3.12+: push local ``arg`` (NULL if unbound) and unbind
+    it.  An inlined comprehension (PEP 709) saves a variable it shadows this
+    way and stores the value back with ``STORE_FAST`` afterwards; a NULL
+    stored back leaves the variable unbound again.
+
+    RefGraph: none; locals are internal to the run.
+    """
+    fast = frame.fast
+    frame.stack.append(fast[ins.argval])
+    fast[ins.argval] = NULL
 
 
 @opcode("STORE_FAST")
@@ -86,9 +107,10 @@ def copy_free_vars(vm, frame, ins):
     frame.fast[len(frame.fast) - n:] = frame.func.__closure__
 
 
-@opcode("LOAD_CLOSURE")
+@opcode("LOAD_CLOSURE", until=(3, 13))
 def load_closure(vm, frame, ins):
     """``( -- cell)`` Push the cell object in slot ``arg`` (to build a closure).
+    3.11/3.12; 3.13 uses ``LOAD_FAST``, which pushes the slot's cell just the same.
 
     RefGraph: none.
     """
@@ -146,10 +168,13 @@ def delete_deref(vm, frame, ins):
 
 @opcode("LOAD_GLOBAL")
 def load_global(vm, frame, ins):
-    """``( -- [NULL], value)`` Push global ``name``, falling back to builtins.
+    """``( -- [NULL], value)`` or ``( -- value[, NULL])`` Push global ``name``,
+    falling back to builtins.
 
-    On 3.11 the low bit of ``arg`` asks for a NULL first (for a call).
-    ``NameError`` if the name is in neither namespace.
+    The low bit of ``arg`` (``ins.flag``) asks for a NULL too, for a call:
+    pushed before the value on 3.11/3.12, after it on 3.13
+    (``callshape.push_with_null``).  ``NameError`` if the name is in neither
+    namespace.
     RefGraph: a read of ``Global(name)`` (or ``Builtin(name)``): a guard
     candidate, usually an identity guard on a function or module.
     """
@@ -160,8 +185,9 @@ def load_global(vm, frame, ins):
         if value is NULL:
             raise _not_defined(name)
     if ins.flag:
-        frame.stack.append(NULL)
-    frame.stack.append(value)
+        push_with_null(frame.stack, value)
+    else:
+        frame.stack.append(value)
 
 
 @opcode("STORE_GLOBAL")
@@ -208,7 +234,11 @@ def load_name(vm, frame, ins):
     name = ins.argval
     if frame.locals is None:
         raise SystemError("no locals when loading %r" % name)
-    value = _namespace_get(vm, frame.locals, name)
+    frame.stack.append(_load_from_mapping_or_globals(vm, frame, frame.locals, name))
+
+
+def _load_from_mapping_or_globals(vm, frame, mapping, name):
+    value = _namespace_get(vm, mapping, name)
     if value is NULL:
         # Globals are read with PyDict_GetItem: no subclass hook runs.
         value = dict.get(frame.globals, name, NULL)
@@ -216,7 +246,56 @@ def load_name(vm, frame, ins):
             value = _namespace_get(vm, frame.builtins, name)
             if value is NULL:
                 raise _not_defined(name)
-    frame.stack.append(value)
+    return value
+
+
+@opcode("LOAD_FROM_DICT_OR_GLOBALS", since=(3, 12))
+def load_from_dict_or_globals(vm, frame, ins):
+    """``(mapping -- value)`` 3.12+: ``LOAD_NAME`` with an explicit mapping
+    instead of the frame's locals (annotation scopes of PEP 695 inside a
+    class body look the class namespace up this way).
+
+    RefGraph: a read of the namespace entry it was found in.
+    """
+    stack = frame.stack
+    stack[-1] = _load_from_mapping_or_globals(vm, frame, stack[-1], ins.argval)
+
+
+@opcode("LOAD_LOCALS", since=(3, 12))
+def load_locals(vm, frame, ins):
+    """``( -- mapping)`` 3.12+: push the frame's locals mapping (a class body's
+    namespace), for ``LOAD_FROM_DICT_OR_DEREF``/``LOAD_FROM_DICT_OR_GLOBALS``.
+
+    RefGraph: none (the namespace being built by the run).
+    """
+    if frame.locals is None:
+        raise SystemError("no locals found")
+    frame.stack.append(frame.locals)
+
+
+def load_from_mapping_or_cell(vm, frame, ins, mapping):
+    """``mapping[name]`` if present, else the contents of cell slot ``arg``."""
+    value = _namespace_get(vm, mapping, ins.flag)
+    if value is NULL:
+        try:
+            value = frame.fast[ins.argval].cell_contents
+        except ValueError:
+            value = NULL
+        if value is NULL:
+            raise _cell_error(frame, ins.argval, ins.flag)
+    return value
+
+
+@opcode("LOAD_FROM_DICT_OR_DEREF", since=(3, 12))
+def load_from_dict_or_deref(vm, frame, ins):
+    """``(mapping -- value)`` 3.12+: in a class body, load free variable
+    ``name`` from the class namespace if it is there, else from its cell
+    (3.11's ``LOAD_CLASSDEREF`` with the mapping on the stack).
+
+    RefGraph: a read of the namespace or of ``Cell(name)``.
+    """
+    stack = frame.stack
+    stack[-1] = load_from_mapping_or_cell(vm, frame, ins, stack[-1])
 
 
 @opcode("STORE_NAME")
@@ -249,7 +328,10 @@ def delete_name(vm, frame, ins):
 
 @opcode("LOAD_ATTR")
 def load_attr(vm, frame, ins):
-    """``(owner -- value)`` Push ``owner.name``.
+    """``(owner -- value)`` Push ``owner.name``; with the method bit (3.12+,
+    ``ins.flag``) it is 3.11's ``LOAD_METHOD``: ``(owner -- method, owner)``
+    or, when no plain method applies, the attribute with a NULL
+    (``(owner -- NULL, value)`` on 3.12, ``(owner -- value, NULL)`` on 3.13).
 
     Follows the data model: a Python ``__getattribute__``, property getter,
     descriptor ``__get__`` or ``__getattr__`` is interpreted.
@@ -258,7 +340,53 @@ def load_attr(vm, frame, ins):
     """
     stack = frame.stack
     frame.lasti = ins.index  # for a frame proxy's f_lineno read by this load
-    stack[-1] = vm.load_attr(stack[-1], ins.argval)
+    if ins.flag:
+        load_method(vm, stack, ins.argval)
+    else:
+        stack[-1] = vm.load_attr(stack[-1], ins.argval)
+
+
+def load_method(vm, stack, name):
+    """Replace the object on top by ``method, object`` when ``name`` is a plain
+    function of its type that nothing shadows (so no bound method is
+    created), else by the attribute and a NULL."""
+    obj = stack[-1]
+    func = vm.plain_method(obj, name)
+    if func is not None:
+        stack[-1] = func
+        stack.append(obj)
+    else:
+        stack.pop()
+        push_with_null(stack, vm.load_attr(obj, name))
+
+
+@opcode("LOAD_SUPER_ATTR", since=(3, 12))
+def load_super_attr(vm, frame, ins):
+    """``(global_super, class, self -- value)`` or, with the method bit
+    (``ins.flag``), ``(global_super, class, self -- NULL, value)`` (3.12) /
+    ``(... -- value, NULL)`` (3.13): ``super().name`` or ``super(class,
+    self).name`` compiled without a call.
+
+    As CPython's generic path: call ``global_super`` with ``(class, self)``
+    if ``arg & 2`` (the two-argument form) or with no arguments (the
+    zero-argument form; the ``super`` lookaside then reads this frame's
+    first argument and ``__class__`` cell, exactly what ``super()`` does),
+    then load the attribute from the ``super`` object.  A ``super``
+    rebound by the program is called like any callable.
+    RefGraph: as ``LOAD_GLOBAL super`` plus ``LOAD_ATTR`` on the ``super``
+    object (the attribute is read from the class's MRO).
+    """
+    stack = frame.stack
+    self_ = stack.pop()
+    cls = stack.pop()
+    global_super = stack.pop()
+    frame.lasti = ins.index
+    proxy = vm.call(global_super, (cls, self_) if ins.arg & 2 else ())
+    value = vm.load_attr(proxy, ins.argval)
+    if ins.flag:
+        push_with_null(stack, value)
+    else:
+        stack.append(value)
 
 
 @opcode("STORE_ATTR")

@@ -26,23 +26,28 @@ HANDLERS = {}
 """opname -> handler for the running Python."""
 
 # Opcodes that exist in dis.opmap but never reach a handler:
-#   CACHE          inline cache entries, skipped by dis.get_instructions
-#   EXTENDED_ARG   3.12+: folded into the next instruction by dis (on 3.11
-#                  dis still lists it, and jumps may target it: a no-op there)
-# Instrumented opcodes (3.12+) and pseudo-ops (>= 256) are excluded by rule in
-# :func:`real_opcodes`.  Keep this list per version, here and only here.
+#   CACHE             inline cache entries, skipped by dis.get_instructions
+#   RESERVED          3.12+: a placeholder number, never emitted
+#   INTERPRETER_EXIT  3.12+: ends the C entry frame, never in a code object
+#   ENTER_EXECUTOR    3.13: installed over a hot loop by the optimizer;
+#                     dis shows the original instruction
+#   EXIT_INIT_CHECK   3.13: only in the shim frame of CALL_ALLOC_AND_ENTER_INIT
+# EXTENDED_ARG is *not* here: dis folds it into the next instruction's
+# argument but still lists it (and jumps may land on it), so it has a no-op
+# handler.  Instrumented opcodes (3.12+) and pseudo-ops (>= 256) are excluded
+# by rule in :func:`real_opcodes`.  Keep this list per version, here and
+# only here.
 NEVER_EXECUTED = {
     (3, 11): frozenset({"CACHE"}),
-    (3, 12): frozenset({"CACHE", "EXTENDED_ARG", "RESERVED", "INTERPRETER_EXIT",
-                        "ENTER_EXECUTOR"}),
-    (3, 13): frozenset({"CACHE", "EXTENDED_ARG", "RESERVED", "INTERPRETER_EXIT",
-                        "ENTER_EXECUTOR", "EXIT_INIT_CHECK"}),
+    (3, 12): frozenset({"CACHE", "RESERVED", "INTERPRETER_EXIT"}),
+    (3, 13): frozenset({"CACHE", "RESERVED", "INTERPRETER_EXIT", "ENTER_EXECUTOR",
+                        "EXIT_INIT_CHECK"}),
 }
 
 
 def real_opcodes(version=_RUNNING):
     """The opcodes of ``dis.opmap`` that user code can actually execute."""
-    excluded = NEVER_EXECUTED.get(version, frozenset({"CACHE", "EXTENDED_ARG"}))
+    excluded = NEVER_EXECUTED.get(version, frozenset({"CACHE"}))
     return sorted(
         name for name, num in dis.opmap.items()
         if num < 256 and not name.startswith("INSTRUMENTED_") and name not in excluded

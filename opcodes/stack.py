@@ -15,8 +15,11 @@ def nop(vm, frame, ins):
 def resume(vm, frame, ins):
     """``( -- )`` Start or resume a frame; a hook point for tracing/ticks.
 
-    ``arg`` says why: 0 function start, 1 after ``yield``, 2 after ``yield
-    from``, 3 after ``await``.  RefGraph: none.
+    ``arg & 3`` says why: 0 function start, 1 after ``yield``, 2 after
+    ``yield from``, 3 after ``await`` (3.13 adds bit 2: "outside any
+    ``try``").  The decoder sets ``ins.flag`` for 2 and 3: a generator
+    suspended just before such a ``RESUME`` is delegating to the
+    sub-iterator on top of its stack.  RefGraph: none.
     """
 
 
@@ -62,11 +65,11 @@ def swap(vm, frame, ins):
     stack[-1], stack[-n] = stack[-n], stack[-1]
 
 
-@opcode("EXTENDED_ARG", until=(3, 12))
+@opcode("EXTENDED_ARG")
 def extended_arg(vm, frame, ins):
     """``( -- )`` Prefix widening the next instruction's argument.  ``dis``
-    already folded it into that argument; on 3.11 it still appears in the
-    instruction stream (and jumps may land on it), so it is a no-op here.
+    already folded it into that argument, but still lists the prefix as an
+    instruction (and jumps may land on it), so it is a no-op here.
 
     RefGraph: none.
     """

@@ -1,7 +1,7 @@
 """Opcodes that exist only in Python 3.11 (removed or reworked in 3.12)."""
 
+from . import control, exceptions, intrinsics, names
 from .registry import opcode
-from .signals import NULL
 
 _V312 = (3, 12)
 
@@ -22,71 +22,20 @@ def load_method(vm, frame, ins):
     """``(obj -- method, obj)`` or ``(obj -- NULL, attr)`` 3.11: look up a method
     for an immediate call.  When ``name`` is a plain function on the type
     and not shadowed, push the function and ``obj`` (so no bound method is
-    created); otherwise push NULL and the attribute.
+    created); otherwise push NULL and the attribute.  3.12+ spell it
+    ``LOAD_ATTR`` with the method bit.
 
     RefGraph: as ``LOAD_ATTR``.
     """
-    stack = frame.stack
-    obj = stack[-1]
     frame.lasti = ins.index
-    func = vm.plain_method(obj, ins.argval)
-    if func is not None:
-        stack[-1] = func
-        stack.append(obj)
-    else:
-        stack[-1] = NULL
-        stack.append(vm.load_attr(obj, ins.argval))
-
-
-def _jump_if_true(vm, frame, ins):
-    """``(cond -- )`` Pop ``cond``; jump if it is true (``__bool__``/``__len__``
-    interpreted).
-
-    3.11 has ``POP_JUMP_FORWARD_IF_TRUE`` and ``POP_JUMP_BACKWARD_IF_TRUE``;
-    the decoder made both targets absolute, so one handler serves both.
-    RefGraph: a condition depending on tensor data is a data-dependent
-    branch (a GraphMend rewrite or a break); on guarded Python values it is
-    folded.
-    """
-    value = frame.stack.pop()
-    if value is True or (value is not False and vm.truth(value)):
-        return ins.target
-
-
-def _jump_if_false(vm, frame, ins):
-    """``(cond -- )`` Pop ``cond``; jump if it is false.
-
-    3.11's forward and backward forms share this handler.
-    RefGraph: as the IF_TRUE jumps.
-    """
-    value = frame.stack.pop()
-    if value is False or (value is not True and not vm.truth(value)):
-        return ins.target
-
-
-def _jump_if_none(vm, frame, ins):
-    """``(value -- )`` Pop ``value``; jump if it is None.
-
-    RefGraph: an identity test against None: a guard on an outside value.
-    """
-    if frame.stack.pop() is None:
-        return ins.target
-
-
-def _jump_if_not_none(vm, frame, ins):
-    """``(value -- )`` Pop ``value``; jump if it is not None.
-
-    RefGraph: as the IF_NONE jumps.
-    """
-    if frame.stack.pop() is not None:
-        return ins.target
+    names.load_method(vm, frame.stack, ins.argval)
 
 
 for _direction in ("FORWARD", "BACKWARD"):
-    opcode("POP_JUMP_%s_IF_TRUE" % _direction, until=_V312)(_jump_if_true)
-    opcode("POP_JUMP_%s_IF_FALSE" % _direction, until=_V312)(_jump_if_false)
-    opcode("POP_JUMP_%s_IF_NONE" % _direction, until=_V312)(_jump_if_none)
-    opcode("POP_JUMP_%s_IF_NOT_NONE" % _direction, until=_V312)(_jump_if_not_none)
+    opcode("POP_JUMP_%s_IF_TRUE" % _direction, until=_V312)(control.jump_if_true)
+    opcode("POP_JUMP_%s_IF_FALSE" % _direction, until=_V312)(control.jump_if_false)
+    opcode("POP_JUMP_%s_IF_NONE" % _direction, until=_V312)(control.jump_if_none)
+    opcode("POP_JUMP_%s_IF_NOT_NONE" % _direction, until=_V312)(control.jump_if_not_none)
 
 
 @opcode("JUMP_IF_TRUE_OR_POP", until=_V312)
@@ -122,24 +71,7 @@ def load_classderef(vm, frame, ins):
 
     RefGraph: a read of the namespace or of ``Cell(name)``.
     """
-    name = ins.flag
-    ns = frame.locals
-    if type(ns) is dict:
-        value = ns.get(name, NULL)
-    else:
-        try:
-            value = vm.getitem(ns, name)
-        except KeyError:
-            value = NULL
-    if value is NULL:
-        try:
-            value = frame.fast[ins.argval].cell_contents
-        except ValueError:
-            value = NULL
-        if value is NULL:
-            raise NameError("cannot access free variable '%s' where it is not associated "
-                            "with a value in enclosing scope" % name, name=name)
-    frame.stack.append(value)
+    frame.stack.append(names.load_from_mapping_or_cell(vm, frame, ins, frame.locals))
 
 
 @opcode("PREP_RERAISE_STAR", until=_V312)
@@ -147,60 +79,21 @@ def prep_reraise_star(vm, frame, ins):
     """``(orig, excs -- exc_or_None)`` 3.11 end of ``except*``: combine the
     exceptions raised or re-raised by the handlers (``excs``) into what
     propagates: None, a single exception, or a new group in which re-raised
-    parts keep the original group's structure.
+    parts keep the original group's structure (3.12+:
+    ``CALL_INTRINSIC_2 INTRINSIC_PREP_RERAISE_STAR``).
 
     RefGraph: none.
     """
     stack = frame.stack
     excs = stack.pop()
-    stack[-1] = prep_reraise(stack[-1], excs)
-
-
-def _leaf_ids(exc, ids):
-    if isinstance(exc, BaseExceptionGroup):
-        for e in exc.exceptions:
-            _leaf_ids(e, ids)
-    else:
-        ids.add(id(exc))
-
-
-def _same_metadata(a, b):
-    return (getattr(a, "__notes__", None) is getattr(b, "__notes__", None)
-            and a.__traceback__ is b.__traceback__
-            and a.__cause__ is b.__cause__
-            and a.__context__ is b.__context__)
-
-
-def prep_reraise(orig, excs):
-    """Python rendering of CPython's ``_PyExc_PrepReraiseStar``."""
-    if not excs:
-        return None
-    if not isinstance(orig, BaseExceptionGroup):
-        return excs[0]
-    raised, reraised = [], []
-    for e in excs:
-        if e is None:
-            continue
-        (reraised if _same_metadata(e, orig) else raised).append(e)
-    keep = set()
-    for e in reraised:
-        _leaf_ids(e, keep)
-    reraised_eg = None
-    if keep:
-        reraised_eg = orig.split(lambda leaf: id(leaf) in keep)[0]
-    if raised:
-        if reraised_eg is not None:
-            raised.append(reraised_eg)
-        if len(raised) > 1:
-            return BaseExceptionGroup("", raised)
-        return raised[0]
-    return reraised_eg
+    stack[-1] = exceptions.prep_reraise(stack[-1], excs)
 
 
 @opcode("ASYNC_GEN_WRAP", until=_V312)
 def async_gen_wrap(vm, frame, ins):
     """``(value -- wrapped)`` 3.11: mark a value yielded by an async generator
-    (so the driver tells it apart from values passed through by ``await``).
+    (so the driver tells it apart from values passed through by ``await``;
+    3.12+: ``CALL_INTRINSIC_1 INTRINSIC_ASYNC_GEN_WRAP``).
 
     RefGraph: none.
     """
@@ -209,22 +102,19 @@ def async_gen_wrap(vm, frame, ins):
 
 @opcode("PRINT_EXPR", until=_V312)
 def print_expr(vm, frame, ins):
-    """``(value -- )`` Interactive mode: pass the value to ``sys.displayhook``.
+    """``(value -- )`` Interactive mode: pass the value to ``sys.displayhook``
+    (3.12+: ``CALL_INTRINSIC_1 INTRINSIC_PRINT``).
 
     RefGraph: an impure call (output).
     """
-    import sys
-
-    hook = getattr(sys, "displayhook", None)
-    if hook is None:
-        raise RuntimeError("lost sys.displayhook")
-    vm.call(hook, (frame.stack.pop(),))
+    intrinsics.display(vm, frame.stack.pop())
 
 
 @opcode("IMPORT_STAR", until=_V312)
 def import_star(vm, frame, ins):
     """``(module -- )`` ``from module import *``: copy the names listed in
-    ``module.__all__`` (or every public name) into the locals mapping.
+    ``module.__all__`` (or every public name) into the locals mapping
+    (3.12+: ``CALL_INTRINSIC_1 INTRINSIC_IMPORT_STAR``).
 
     RefGraph: writes to the namespace.
     """

@@ -10,7 +10,7 @@ that they are not supported, so it uses no new syntax before the check.
 import os as _os
 import sys as _sys
 
-SUPPORTED_VERSIONS = ((3, 11),)
+SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 """The (major, minor) Python versions whose bytecode pyinterp executes."""
 
 

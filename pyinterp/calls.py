@@ -15,6 +15,7 @@ protocols).  It decides:
 * everything else is C code and is called natively.
 """
 import functools
+import re
 import types
 
 from .binding import bind_arguments
@@ -25,8 +26,10 @@ from .lookup import HOST_TYPES, MISSING, lookup
 FunctionType = types.FunctionType
 MethodType = types.MethodType
 
+_BuiltinMethodType = type(re.compile("").sub)
+"""``builtin_method``: bound C methods declared METH_METHOD (``Pattern.sub``)."""
 _NATIVE_CALLABLES = frozenset({
-    types.BuiltinFunctionType, types.MethodDescriptorType,
+    types.BuiltinFunctionType, _BuiltinMethodType, types.MethodDescriptorType,
     types.WrapperDescriptorType, types.MethodWrapperType,
     types.ClassMethodDescriptorType,
 })
@@ -48,7 +51,7 @@ def call(vm, fn, args, kwargs=None):
     if entry is not None and entry[0] is fn:
         return entry[1](vm, args, kwargs)
     if tp in _NATIVE_CALLABLES:
-        if tp is types.BuiltinFunctionType and METHOD_LOOKASIDES:
+        if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
             owner = fn.__self__
             replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
             if replacement is not None:

@@ -73,10 +73,10 @@ def getitem(vm, container, key):
     if method is dict.__getitem__:
         missing = lookup(tp, "__missing__")
         if needs_interpreter(missing):
-            try:
-                return method(container, key)
-            except KeyError:
-                pass
+            # Not dict.__getitem__: on a miss it calls __missing__ itself.
+            value = dict.get(container, key, MISSING)
+            if value is not MISSING:
+                return value
             return call_special(vm, missing, container, key)
     if method is MISSING and isinstance(container, type):
         hook = lookup(container, "__class_getitem__")

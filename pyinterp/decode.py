@@ -13,6 +13,13 @@ with everything a handler needs already worked out:
   execution (``ins.argval``; ``ins.flag`` for the NULL bit of
   ``LOAD_GLOBAL``).
 
+This is also where most differences between Python versions end: operand
+encodings that changed (the method bit of ``LOAD_ATTR``, ``COMPARE_OP``'s
+to-bool bit, the packed slot pairs of 3.13's superinstructions, what
+``RESUME``'s argument says) become the same version-neutral fields on every
+version, and the exits of ``FOR_ITER`` and ``SEND`` land past the
+instructions CPython steps over when it takes them (see ``_SKIPPED_AT_EXIT``).
+
 The result is cached per code object **by identity**: code objects compare
 equal by value, so two identical functions from different files would share
 an entry under a value-keyed cache.
@@ -23,7 +30,7 @@ import inspect
 import sys
 import weakref
 
-from .errors import UnsupportedOpcodeError
+from .errors import PyinterpError, UnsupportedOpcodeError
 from .opcodes.signals import NULL
 
 _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
@@ -59,6 +66,7 @@ INLINE_POP_TOP = 6
 INLINE_FOR_ITER = 7
 _INLINE = {
     "LOAD_FAST": INLINE_LOAD_FAST,
+    "LOAD_FAST_CHECK": INLINE_LOAD_FAST,
     "LOAD_CONST": INLINE_LOAD_CONST,
     "STORE_FAST": INLINE_STORE_FAST,
     "POP_TOP": INLINE_POP_TOP,
@@ -163,27 +171,92 @@ def _decode(code, ref):
         ins.lineno = lineno
         ins.target = None
         if d.opcode in dis.hasjrel or d.opcode in dis.hasjabs:
-            ins.target = offset_to_index[d.argval]
+            ins.target = _exit_target(code, raw, d, offset_to_index[d.argval])
         ins.exc_target, ins.exc_depth, ins.exc_lasti = table.get(i, (None, 0, False))
         _predigest(ins, d, code)
         out.append(ins)
     return DecodedCode(code, ref, tuple(out), offset_to_index)
 
 
+_VERSION = sys.version_info[:2]
+
+_SKIPPED_AT_EXIT = {
+    (3, 11): {},
+    # An exhausted FOR_ITER pops the iterator and jumps past END_FOR; a SEND
+    # whose receiver returned jumps to END_SEND, which pops the receiver
+    # (the SEND handler does that itself, as on 3.11).
+    (3, 12): {"FOR_ITER": ("END_FOR",), "SEND": ("END_SEND",)},
+    # 3.13 also steps over the POP_TOP after END_FOR (END_FOR pops one value).
+    (3, 13): {"FOR_ITER": ("END_FOR", "POP_TOP"), "SEND": ("END_SEND",)},
+}[_VERSION]
+"""opname -> the instructions CPython steps over after jumping to the
+target ``dis`` shows; the decoded target is the instruction after them."""
+
+_SLOT_OPERANDS = frozenset({
+    "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "DELETE_FAST",
+    "LOAD_CLOSURE", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "MAKE_CELL",
+    "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF",
+})
+"""Instructions whose argument is one localsplus slot."""
+
+_SLOT_PAIR_OPERANDS = frozenset({
+    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+})
+"""3.13 superinstructions whose argument packs two slots, ``(first << 4) | second``."""
+
+CLEANUP_THROW_IN_BYTECODE = _VERSION >= (3, 12)
+"""3.12+: when ``throw()`` is forwarded to the sub-iterator of a suspended
+``yield from``/``await`` and it finishes (``StopIteration``), the exception is
+raised into the frame, whose ``CLEANUP_THROW`` handler continues with the
+value.  On 3.11 ``gen.throw`` itself resumes the frame after the ``SEND``
+loop (see ``generators._throw_into``)."""
+
+_LOAD_ATTR_HAS_METHOD_BIT = _VERSION >= (3, 12)
+"""3.12+ ``LOAD_ATTR``'s low bit asks for a method load (3.11's ``LOAD_METHOD``)."""
+
+_COMPARE_TO_BOOL_BIT = 16 if _VERSION >= (3, 13) else 0
+"""3.13 ``COMPARE_OP``: bit 4 converts the result to an exact bool (the
+operator is in ``arg >> 5``; 3.12: ``arg >> 4``; 3.11: ``arg``; ``dis``
+decodes all three into ``argval``)."""
+
+
+def _exit_target(code, raw, d, target):
+    """The index where a jump of ``d`` to instruction ``target`` continues."""
+    skipped = _SKIPPED_AT_EXIT.get(d.opname, ())
+    for expected in skipped:
+        if raw[target].opname != expected:
+            raise PyinterpError(
+                "%s at offset %d of %s jumps to %s, expected %s"
+                % (d.opname, d.offset, code.co_qualname, raw[target].opname, expected))
+        target += 1
+    return target
+
+
 def _predigest(ins, d, code):
     """Work out once what a handler would otherwise recompute on every run."""
     name = ins.opname
     if name == "LOAD_GLOBAL":
-        ins.flag = bool(d.arg & 1)          # push NULL before the global
+        ins.flag = bool(d.arg & 1)          # push NULL with the global
+    elif name == "LOAD_ATTR":
+        ins.flag = _LOAD_ATTR_HAS_METHOD_BIT and bool(d.arg & 1)  # a method load
+    elif name == "LOAD_SUPER_ATTR":
+        ins.flag = bool(d.arg & 1)          # a method load (arg & 2: two-argument super)
+    elif name == "COMPARE_OP":
+        ins.flag = bool(d.arg & _COMPARE_TO_BOOL_BIT)  # convert the result to bool
+    elif name == "RESUME":
+        ins.flag = (d.arg & 3) >= 2         # resumes after ``yield from``/``await``
     elif name == "KW_NAMES":
         ins.argval = code.co_consts[d.arg]  # dis cannot show it on 3.11
     elif name == "BINARY_OP":
         ins.argval = d.arg                  # the NB_* operator number
-    elif name in ("LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_CLOSURE",
-                  "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "MAKE_CELL",
-                  "LOAD_CLASSDEREF"):
+    elif name in ("CALL_INTRINSIC_1", "CALL_INTRINSIC_2"):
+        ins.argval = d.argrepr              # the intrinsic's name, INTRINSIC_...
+    elif name in _SLOT_OPERANDS:
         ins.argval = d.arg                  # slot index into localsplus
         ins.flag = d.argval                 # the variable's name, for errors
+    elif name in _SLOT_PAIR_OPERANDS:
+        ins.argval = (d.arg >> 4, d.arg & 15)  # the two slots
+        ins.flag = d.argval                 # their names
 
 
 def _exception_table(code, raw, offset_to_index):

@@ -19,6 +19,7 @@ before the frame sees them (see :func:`_throw_into`).
 import inspect
 import types
 
+from .decode import CLEANUP_THROW_IN_BYTECODE
 from .opcodes.signals import GENERATOR, RETURN, YIELD
 
 CO_GENERATOR = inspect.CO_GENERATOR
@@ -135,12 +136,15 @@ async def _async_generator_driver(vm, frame):
 def _delegating_to(frame):
     """The sub-iterator if ``frame`` is suspended inside ``yield from``/``await``.
 
-    In 3.11 such a yield is followed by ``RESUME`` with oparg >= 2, and the
-    sub-iterator is on top of the stack (CPython's ``_PyGen_yf``).
+    Such a yield is followed by a ``RESUME`` whose argument says "after
+    ``yield from``/``await``" (``ins.flag``, decoded from ``arg & 3 >= 2`` on
+    every version; 3.13's CPython reads the same fact from the frame state
+    its ``YIELD_VALUE`` set), and the sub-iterator is on top of the stack
+    (CPython's ``_PyGen_yf``).
     """
     if frame.pc < len(frame.instructions):
         nxt = frame.instructions[frame.pc]
-        if nxt.opname == "RESUME" and nxt.arg >= 2 and frame.stack:
+        if nxt.opname == "RESUME" and nxt.flag and frame.stack:
             return frame.stack[-1]
     return None
 
@@ -166,20 +170,36 @@ def _throw_into(vm, frame, exc):
                     frame.retval = vm.call(throw, (exc,))
                     return YIELD
                 except StopIteration as stop:
-                    result = stop.value
-                    error = None
+                    if CLEANUP_THROW_IN_BYTECODE:
+                        error = stop
+                    else:
+                        result = stop.value
+                        error = None
                 except BaseException as e:
                     error = e
                 if error is not None:
                     try:
-                        return vm.resume(frame, error)
+                        return _raise_into(vm, frame, error)
                     finally:
                         exc = error = None  # no cycle through this frame (excstate.reraise)
-                # The sub-iterator finished: continue after the SEND loop with
-                # its return value, as if SEND had seen StopIteration.
+                # 3.11: the sub-iterator finished: continue after the SEND
+                # loop with its return value, as if SEND had seen
+                # StopIteration.  (3.12+ raise the StopIteration into the
+                # frame, where CLEANUP_THROW does that.)
                 frame.stack[-1] = result
                 frame.pc = _send_exit(frame)
                 return vm.resume(frame, None)
+    return _raise_into(vm, frame, exc)
+
+
+def _raise_into(vm, frame, exc):
+    """Resume ``frame`` by raising ``exc`` at its ``yield``.
+
+    As CPython's ``gen_send_ex2``, push the sent value (None) first: the
+    exception table's depth for the ``yield`` of a ``yield from``/``await``
+    keeps it, as ``CLEANUP_THROW``'s ``last_sent`` operand (3.12+).
+    """
+    frame.stack.append(None)
     return vm.resume(frame, exc)
 
 

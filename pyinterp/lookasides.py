@@ -19,9 +19,11 @@ Two groups:
   ``repr``, ``format``, ``print``, ``getattr``...), so that Python callbacks
   and dunders they reach run interpreted.
 """
+import bisect
 import builtins
 import functools
 import inspect
+import itertools
 import re
 import sys
 import types
@@ -623,6 +625,21 @@ def _abs(vm, args, kwargs):
     return _native(abs, args, kwargs)
 
 
+@lookaside(builtins.hash)
+def _hash(vm, args, kwargs):
+    """``hash(x)`` with a Python ``__hash__`` interpreted (``slot_tp_hash``)."""
+    if len(args) == 1 and not kwargs and type(args[0]) not in NATIVE_TYPES:
+        method = lookup(type(args[0]), "__hash__")
+        if needs_interpreter(method):
+            result = vm.call_special(method, args[0])
+            if not isinstance(result, int):
+                raise TypeError("__hash__ method should return an integer")
+            if -sys.maxsize - 1 <= result <= sys.maxsize:
+                return -2 if result == -1 else int(result)
+            return int.__hash__(result)  # out of Py_hash_t range: long_hash
+    return _native(hash, args, kwargs)
+
+
 @lookaside(builtins.round)
 def _round(vm, args, kwargs):
     if 1 <= len(args) <= 2 and not kwargs:
@@ -851,6 +868,70 @@ def _consuming(native):
 
 for _target in (list, tuple, set, frozenset, enumerate):
     lookaside(_target)(_consuming(_target))
+
+
+def _with_callbacks(native, callbacks=(), iterables=(), names=()):
+    """C functions that call a Python function they are given (a key, a
+    predicate...): the callable at a position in ``callbacks`` or passed by
+    a keyword in ``names`` runs interpreted, and the iterable at a position
+    in ``iterables`` (which they iterate at once) has its Python protocol
+    interpreted.  A non-callable is passed as is, for the native error."""
+
+    def run(vm, args, kwargs):
+        args = list(args)
+        for i in callbacks:
+            if i < len(args) and callable(args[i]):
+                args[i] = interpreted(vm, args[i])
+        for i in (range(len(args)) if iterables == "all" else iterables):
+            if i < len(args):
+                args[i] = _iterable_arg(vm, args[i])
+        if kwargs:
+            kwargs = {k: interpreted(vm, v) if k in names and callable(v) else v
+                      for k, v in kwargs.items()}
+        return _native(native, args, kwargs)
+
+    return run
+
+
+for _target, _spec in [
+        (itertools.groupby, dict(callbacks=(1,), iterables=(0,), names=("key",))),
+        (itertools.accumulate, dict(callbacks=(1,), iterables=(0,), names=("func",))),
+        (itertools.starmap, dict(callbacks=(0,), iterables=(1,))),
+        (itertools.filterfalse, dict(callbacks=(0,), iterables=(1,))),
+        (itertools.takewhile, dict(callbacks=(0,), iterables=(1,))),
+        (itertools.dropwhile, dict(callbacks=(0,), iterables=(1,))),
+        (functools.cmp_to_key, dict(callbacks=(0,), names=("mycmp",))),
+        (bisect.bisect_left, dict(names=("key",))),
+        (bisect.bisect_right, dict(names=("key",))),
+        (bisect.insort_left, dict(names=("key",))),
+        (bisect.insort_right, dict(names=("key",))),
+        # They call iter() on their arguments at once.
+        (itertools.zip_longest, dict(iterables="all")),
+        (itertools.product, dict(iterables="all")),
+        (itertools.cycle, dict(iterables=(0,))),
+        (itertools.islice, dict(iterables=(0,))),
+        (itertools.compress, dict(iterables=(0, 1))),
+        (itertools.pairwise, dict(iterables=(0,))),
+        (itertools.permutations, dict(iterables=(0,))),
+        (itertools.combinations, dict(iterables=(0,))),
+        (itertools.combinations_with_replacement, dict(iterables=(0,)))]:
+    lookaside(_target)(_with_callbacks(_target, **_spec))
+
+
+def _lazy_iterable(vm, obj):
+    """``obj`` for C code that calls iter() on it only when it gets there."""
+    if type(obj) in NATIVE_TYPES:
+        return obj
+    return _lazily(vm, obj)
+
+
+def _lazily(vm, obj):
+    yield from _iterable_arg(vm, obj)
+
+
+@lookaside(itertools.chain)
+def _chain(vm, args, kwargs):
+    return _native(itertools.chain, [_lazy_iterable(vm, a) for a in args], kwargs)
 
 
 @lookaside(builtins.any)

@@ -23,11 +23,19 @@ from .opcodes.signals import NULL
 
 # dis.stack_effect() describes the compiler's accounting, which differs from
 # what some instructions do at run time.  (opname -> fn(ins, jumped) giving
-# the real effect.)
+# the real effect.)  Each entry holds on every supported version, so one
+# table serves them all.
 _STACK_EFFECT_OVERRIDES = {
-    # PRECALL pops nothing; CALL pops the callable, NULL/self and arguments.
+    # 3.11: PRECALL pops nothing; CALL pops the callable, NULL/self and
+    # arguments (dis charges -arg and -1).  3.12+ dis agrees with CALL.
     "PRECALL": lambda ins, jumped: 0,
     "CALL": lambda ins, jumped: -(ins.arg + 1),
+    # 3.12+: dis counts the exit jumps as landing on END_FOR/END_SEND with
+    # their operands still pushed (+1 / 0); the decoded exits are past those
+    # instructions, so an exhausted FOR_ITER pops the iterator and a
+    # finished SEND leaves only the return value (3.11 dis agrees).
+    "FOR_ITER": lambda ins, jumped: -1 if jumped else 1,
+    "SEND": lambda ins, jumped: -1 if jumped else 0,
 }
 
 
@@ -69,13 +77,19 @@ class Interpreter:
             raise RecursionError("maximum recursion depth exceeded")
         frame.back = self.top
         self.top = frame
-        return self.loop(frame, thrown)
+        try:
+            return self.loop(frame, thrown)
+        finally:
+            thrown = None  # the traceback holds this frame: no cycle through it
 
     def reraise_in_frame(self, frame, exc):
         """``RERAISE`` or a bare ``raise``: re-raise ``exc`` unchained; when
         this frame's loop catches it again, its traceback is restored."""
         self.rethrown = (exc, exc.__traceback__, frame)
-        excstate.reraise(exc)
+        try:
+            excstate.reraise(exc)
+        finally:
+            exc = None
 
     def _leave(self, frame):
         self.top = frame.back
@@ -98,8 +112,10 @@ class Interpreter:
         pop = stack.pop
         while True:
             if exc is not None:
-                pc = self._unwind(frame, exc, pc - 1)
-                exc = None
+                try:
+                    pc = self._unwind(frame, exc, pc - 1)
+                finally:
+                    exc = None  # (as in resume: no reference cycle)
             try:
                 while True:
                     ins = instructions[pc]
@@ -173,7 +189,10 @@ class Interpreter:
         if ins.exc_target is None:
             frame.pc = index + 1
             self._leave(frame)
-            excstate.reraise(exc)
+            try:
+                excstate.reraise(exc)
+            finally:
+                exc = None
         stack = frame.stack
         del stack[ins.exc_depth:]
         if ins.exc_lasti:

@@ -21,20 +21,40 @@ def test_unsupported_versions_get_a_clear_message():
     assert "pypy" in pyinterp._unsupported_python_message(sys.version_info, "pypy")
 
 
-@pytest.mark.parametrize("version", ["3.12", "3.13"])
-def test_import_on_another_installed_python_fails_clearly(version):
-    """Where pyenv has another Python, importing there names the supported range."""
-    python = shutil.which("python" + version)
-    pinned = {"3.12": "3.12.1", "3.13": "3.13.0"}[version]
+_PYENV_PINNED = {"3.10": "3.10.13", "3.11": "3.11.7", "3.12": "3.12.1", "3.13": "3.13.0"}
+
+
+def _import_with(version, code):
+    """Run ``code`` under pyenv's Python ``version`` with this checkout on the path."""
+    if version == "%d.%d" % sys.version_info[:2]:
+        python = sys.executable
+    else:
+        python = shutil.which("python" + version)
     if python is None:
         pytest.skip("python%s is not installed on this machine" % version)
-    env = dict(os.environ, PYENV_VERSION=pinned, PYTHONPATH=ROOT)
-    proc = subprocess.run([python, "-c", "import pyinterp"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    env = dict(os.environ, PYENV_VERSION=_PYENV_PINNED[version], PYTHONPATH=ROOT)
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=ROOT)
     if "command not found" in proc.stderr or "not installed" in proc.stderr:
         pytest.skip("python%s is not usable here: %s" % (version, proc.stderr.strip()))
+    return proc
+
+
+@pytest.mark.parametrize("version", ["%d.%d" % v for v in pyinterp.SUPPORTED_VERSIONS])
+def test_import_on_every_supported_installed_python(version):
+    """Where pyenv has a supported Python, pyinterp imports and runs there."""
+    proc = _import_with(version, "import pyinterp\n"
+                                 "print(pyinterp.interpret(lambda x: [x + i for i in (1, 2)])(40))")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[41, 42]"
+
+
+def test_import_on_an_unsupported_installed_python_fails_clearly():
+    """Where pyenv has an older Python, importing there names the supported range."""
+    proc = _import_with("3.10", "import pyinterp")
     assert proc.returncode != 0
-    assert "ImportError: pyinterp supports CPython 3.11; this is Python %s" % version in proc.stderr
+    assert ("ImportError: pyinterp supports CPython 3.11, 3.12, 3.13; this is Python 3.10"
+            in proc.stderr), proc.stderr
 
 
 def test_interpret_works_without_torch():

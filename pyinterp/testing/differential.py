@@ -7,7 +7,13 @@ Everything CPython makes observable about a call is recorded in an
   notes, the members of an exception group, and its ``__cause__`` /
   ``__context__`` chain, recursively and bounded);
 * the items a returned generator yields, when it is consumed;
-* what the call printed to ``sys.stdout`` and ``sys.stderr``;
+* what the call printed to ``sys.stdout`` and ``sys.stderr``, and the
+  exceptions reported through ``sys.unraisablehook`` (for example by a
+  generator that ignores ``GeneratorExit`` when it is finalized), as type,
+  message and the object's canonical text, without the host's traceback;
+* the warnings issued during the call (all of them, filters set to
+  ``"always"``): category, message, and the file and line they are
+  attributed to;
 * ``sys.exc_info()`` right after the call returned;
 * the arguments after the call (a ``log`` list passed in is the side-effect
   log of generated code) and the module globals after the call.
@@ -39,6 +45,7 @@ import signal
 import sys
 import traceback
 import types
+import warnings
 
 import attrs
 
@@ -68,6 +75,11 @@ MAX_CHAIN = 8
 
 MAX_GENERATOR_ITEMS = 200
 """How many items of a returned generator are consumed and compared."""
+
+WARNING_LOCATIONS = True
+"""Compare the file and line that warnings are attributed to (not only their
+category and message).  CPython attributes a warning raised by C code to the
+innermost Python frame: the user's code natively."""
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -279,7 +291,7 @@ class Outcome:
     """Everything observable about one call, in comparable form.
 
     Fields compared by :func:`diff_outcomes` (and ``==``): ``returned``,
-    ``raised``, ``generator``, ``stdout``, ``stderr``, ``exc_info``,
+    ``raised``, ``generator``, ``stdout``, ``stderr``, ``unraisable``, ``warnings``, ``exc_info``,
     ``args_after``, ``globals_after`` and ``internal``.  ``mode``, ``value``,
     ``exception`` and ``traceback`` are for reports only.
     """
@@ -293,6 +305,10 @@ class Outcome:
     """``("yield", item)``... and a final ``("return", value)``/``("raise", type)``."""
     stdout: str
     stderr: str
+    unraisable: tuple
+    """``(message, exception type, str(exception), object)`` per unraisable report."""
+    warnings: tuple
+    """``(category, message, "file:line")`` per warning issued during the call."""
     exc_info: str
     """Canonical text of ``sys.exc_info()[:2]`` right after the call returned."""
     args_after: str
@@ -348,7 +364,10 @@ def _consume(gen, events):
 def _globals_text(namespace):
     if namespace is None:
         return None
-    return canonical({k: v for k, v in namespace.items() if k != "__builtins__"})
+    # __warningregistry__ depends on where warnings were attributed; the
+    # warnings themselves are compared in Outcome.warnings.
+    return canonical({k: v for k, v in namespace.items()
+                      if k not in ("__builtins__", "__warningregistry__")})
 
 
 def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
@@ -380,26 +399,42 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
     events = None
     exc_info = "(None, None)"
     internal_types = _internal_error_types()
-    with _deadline(timeout):
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                if under_exception:
-                    try:
-                        raise ActiveException("outer")
-                    except ActiveException:
+    unraisable = []
+
+    def hook(report):
+        unraisable.append((
+            strip_addresses(report.err_msg or "Exception ignored in"),
+            _type_name(report.exc_type),
+            strip_addresses(str(report.exc_value)),
+            canonical(report.object),
+        ))
+
+    old_hook, sys.unraisablehook = sys.unraisablehook, hook
+    caught = []
+    try:
+        with _deadline(timeout), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    if under_exception:
+                        try:
+                            raise ActiveException("outer")
+                        except ActiveException:
+                            value = target(*args, **kwargs)
+                            info = sys.exc_info()
+                    else:
                         value = target(*args, **kwargs)
                         info = sys.exc_info()
-                else:
-                    value = target(*args, **kwargs)
-                    info = sys.exc_info()
-                exc_info = canonical(info[:2])
-                if consume_generators and isinstance(value, types.GeneratorType):
-                    events = []
-                    _consume(value, events)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as e:  # noqa: B036 - everything is an outcome
-                exc = e
+                    exc_info = canonical(info[:2])
+                    if consume_generators and isinstance(value, types.GeneratorType):
+                        events = []
+                        _consume(value, events)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as e:  # noqa: B036 - everything is an outcome
+                    exc = e
+    finally:
+        sys.unraisablehook = old_hook
     internal = None
     if exc is not None and internal_types and isinstance(exc, internal_types):
         internal = "%s: %s" % (type(exc).__name__, exc)
@@ -414,6 +449,11 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
         generator=None if events is None else tuple(events),
         stdout=strip_addresses(out.getvalue()),
         stderr=strip_addresses(err.getvalue()),
+        unraisable=tuple(unraisable),
+        warnings=tuple(
+            (_type_name(w.category), strip_addresses(str(w.message)),
+             "%s:%s" % (w.filename, w.lineno) if WARNING_LOCATIONS else "")
+            for w in caught),
         exc_info=exc_info,
         args_after=canonical((args, kwargs) if kwargs else args),
         globals_after=_globals_text(namespace),
@@ -438,7 +478,7 @@ def run_interpreted(fn, *args, **kwargs):
 # Comparing
 # ---------------------------------------------------------------------------
 _COMPARED = ("internal", "raised", "returned", "generator", "stdout", "stderr",
-             "exc_info", "args_after", "globals_after")
+             "unraisable", "warnings", "exc_info", "args_after", "globals_after")
 
 
 def _show(field, value):
@@ -482,14 +522,22 @@ def _report(lines, native, interpreted, source=None, args=None):
     return "\n".join(parts)
 
 
-def load_source(source, filename="<fuzz>", module_name="__fuzz__"):
-    """Compile and execute ``source`` natively in a fresh module namespace.
+def load_source(source, filename="<fuzz>", module_name="__fuzz__", interpreted=False):
+    """Compile and execute ``source`` in a fresh module namespace.
 
     Returns the namespace dict.  Each call gives new, independent objects.
+    With ``interpreted``, the module body itself runs through
+    ``pyinterp.interpret`` (as a function made from the module's code
+    object, whose locals are its globals) instead of ``exec``.
     """
     code = compile(source, filename, "exec")
     namespace = {"__name__": module_name, "__builtins__": builtins}
-    exec(code, namespace)
+    if interpreted:
+        from pyinterp import interpret
+
+        interpret(types.FunctionType(code, namespace))()
+    else:
+        exec(code, namespace)
     return namespace
 
 
@@ -542,29 +590,37 @@ def _isolated(thunk, timeout):
 
 
 def check_same(fn, args=(), kwargs=None, *, under_exception=False,
-               consume_generators=True, timeout=None, source=None):
+               consume_generators=True, timeout=None, isolate=False, source=None):
     """Run ``fn`` natively and interpreted; return a failure message or None.
 
     Arguments are deep-copied for each run.  Both runs share ``fn`` and its
-    globals; use :func:`check_same_source` for fully separate state.
+    globals; use :func:`check_same_source` for fully separate state.  The
+    options are those of :func:`assert_same_source`; ``source`` is only
+    shown in the report.
     """
     options = dict(under_exception=under_exception, consume_generators=consume_generators,
-                   timeout=timeout)
-    native = run(fn, args, kwargs, **options)
-    interpreted = run(fn, args, kwargs, interpreted=True, **options)
-    lines = diff_outcomes(native, interpreted)
-    return _report(lines, native, interpreted, source, args) if lines else None
+                   timeout=None if isolate else timeout)
+
+    def compare():
+        native = run(fn, args, kwargs, **options)
+        interpreted = run(fn, args, kwargs, interpreted=True, **options)
+        lines = diff_outcomes(native, interpreted)
+        return _report(lines, native, interpreted, source, args) if lines else None
+
+    return _isolated(compare, timeout) if isolate else compare()
 
 
 def check_same_source(source, entry="f", args=(), kwargs=None, *,
                       filename="<fuzz>", under_exception=False,
-                      consume_generators=True, timeout=None, isolate=False):
+                      consume_generators=True, timeout=None, isolate=False,
+                      interpret_module=False):
     """Like :func:`assert_same_source`, but return the message (or None)."""
 
     def compare():
         runs = []
         for interpreted in (False, True):
-            namespace = load_source(source, filename)
+            namespace = load_source(source, filename,
+                                    interpreted=interpreted and interpret_module)
             runs.append(run(
                 namespace[entry], args, kwargs, interpreted=interpreted,
                 namespace=namespace, under_exception=under_exception,
@@ -606,7 +662,9 @@ def assert_same_source(source, entry="f", args=(), kwargs=None, **options):
     Options: ``under_exception`` (call from inside an ``except`` block),
     ``consume_generators``, ``timeout`` (seconds), ``isolate`` (run the
     comparison in a forked child; the timeout then kills the child),
-    ``filename``.  Raises ``AssertionError`` with a readable report.
+    ``interpret_module`` (the interpreted run also executes the module body,
+    class bodies included, through the interpreter), ``filename``.  Raises
+    ``AssertionError`` with a readable report.
     """
     message = check_same_source(source, entry, args, kwargs, **options)
     if message:

@@ -48,6 +48,7 @@ statements (assignments, ``log.append``, ``print``, container mutation) and
 the full expression language are always available.
 """
 import keyword
+import warnings
 
 import attrs
 from hypothesis import strategies as st
@@ -101,8 +102,12 @@ class Program:
     families: tuple = ()
 
     def __repr__(self):
-        return "Program(source='''\n%s''', args=%r, entry=%r, families=%r)" % (
-            self.source, self.args, self.entry, self.families)
+        if "'''" in self.source or "\\" in self.source or not self.source.endswith("\n"):
+            text = repr(self.source)
+        else:
+            text = "'''\\\n%s'''" % self.source  # a backslash-newline starts the text
+        return "Program(source=%s, args=%r, entry=%r, families=%r)" % (
+            text, self.args, self.entry, self.families)
 
 
 def arguments():
@@ -150,8 +155,10 @@ def _programs(draw, fams, max_statements):
     writer = _Writer(draw, frozenset(fams), max_statements)
     source = writer.module()
     try:
-        compile(source, "<fuzz>", "exec")
-    except SyntaxError as exc:  # a bug in this module, never in the interpreter
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no SyntaxWarning either
+            compile(source, "<fuzz>", "exec")
+    except (SyntaxError, SyntaxWarning) as exc:  # a bug in this module, not in the interpreter
         numbered = "\n".join("%4d  %s" % (i + 1, line) for i, line in enumerate(source.split("\n")))
         raise AssertionError("generated program does not compile: %s\n%s" % (exc, numbered))
     return Program(source=source, args=draw(arguments()), entry="f", families=fams)
@@ -247,6 +254,40 @@ def _pattern_type(pattern, ty):
     return "any"
 
 
+_ODD_CLASS = [
+    "class Odd:",
+    "    def __init__(self, v):",
+    "        self.v = v",
+    "    def __bool__(self):",
+    "        return self.v",
+    "    def __len__(self):",
+    "        return self.v",
+    "    def __index__(self):",
+    "        return self.v",
+    "    def __iter__(self):",
+    "        return self.v",
+    "    def __eq__(self, other):",
+    "        return NotImplemented",
+    "    def __lt__(self, other):",
+    "        return self.v",
+    "    def __add__(self, other):",
+    "        return NotImplemented",
+    "    def __radd__(self, other):",
+    "        return ('radd', other)",
+    "    def __contains__(self, x):",
+    "        return self.v",
+    "    def __getitem__(self, i):",
+    "        return i",
+    "    def __format__(self, spec):",
+    "        return 'O' + spec",
+    "    def __str__(self):",
+    "        return 'odd'",
+    "    def __repr__(self):",
+    "        return 'Odd()'",
+]
+"""A class whose dunders return wrong types: probes of the data model's checks."""
+
+
 def _indent(lines, n=1):
     pad = "    " * n
     return [pad + line for line in lines]
@@ -265,6 +306,11 @@ class _Writer:
     BUILTIN_RAISE = ("ValueError", "KeyError", "IndexError", "RuntimeError",
                      "ZeroDivisionError", "LookupError", "ArithmeticError",
                      "OverflowError", "AttributeError")
+
+    CLASS_FEATURES = ("repr", "get", "prop", "static", "classmethod", "add", "radd", "eq", "lt",
+                      "len", "getitem", "iter", "bool", "contains", "call", "getattr", "index",
+                      "neg", "iadd", "match_args", "setattr", "del")
+    """Optional members of a generated root class (each drawn with 35% chance)."""
 
     def __init__(self, draw, families, max_statements):
         self.draw = draw
@@ -415,6 +461,10 @@ class _Writer:
             (1, lambda: "(%s + %s)" % (e("bool"), e())),
             (1, lambda: "int(%s)" % repr(self.choice(["7", "-12", " 3 ", "0x1"]))),
             (1, lambda: "divmod(%s, %s)[%d]" % (e(), e(), self.integer(0, 1))),
+            (1, lambda: "%s(%s, key=lambda q: %s, default=-1)" % (
+                self.choice(["max", "min"]), e("list"), self.lambda_body("int", scope))),
+            (1, lambda: "functools.reduce(lambda p, q: (%s) %% 1000, %s, %s)" % (
+                self.choice(["p + q", "p * q - 1", "p ^ q", "max(p, q)"]), e("list"), e())),
         ]
         if self.has("comprehensions") or self.has("generators"):
             options.append((2, lambda: self.genexp("sum", "int", scope, d)))
@@ -567,6 +617,9 @@ class _Writer:
                 ["-q", "q % 3", "abs(q - 2)", "(q % 2, -q)"]))),
             (1, lambda: "list(map(abs, %s))" % e()),
             (1, lambda: "list(filter(None, %s))" % e()),
+            (1, lambda: "list(map(lambda q: %s, %s))" % (self.lambda_body("int", scope), e())),
+            (1, lambda: "list(filter(lambda q: %s, %s))" % (self.lambda_body("bool", scope),
+                                                            e())),
             (1, lambda: "(%s if %s else %s)" % (e(), self.cond(scope, d - 1), e())),
             (1, lambda: "[len(%s)]" % e("str")),
             (1, lambda: "list(%s.encode())" % e("str")),
@@ -622,6 +675,12 @@ class _Writer:
     def e_any(self, scope, d):
         return self.atom("any", scope)
 
+    def lambda_body(self, ty, scope):
+        """The body of ``lambda q: ...`` (``q`` an int), for map/filter/key."""
+        inner = scope.child()
+        inner.vars["q"] = "int"
+        return self.expr(ty, inner, 1)
+
     def loggable(self, scope, d=2):
         """Any value worth logging: a typed expression, a tuple, handler state."""
         options = [
@@ -631,6 +690,12 @@ class _Writer:
         ]
         if self.has("exceptions"):
             options.append((1, lambda: "sys.exc_info()[0]"))
+        if self.has("expressions") and scope.fn_depth == 0 and scope.log == "log":
+            # Frame introspection: lookasides in the interpreter.
+            options.append((1, lambda: "sorted(locals())"))
+            own = sorted(n for n in scope.own if scope.vars.get(n) == "int")
+            if own:
+                options.append((1, lambda: "eval(%r)" % ("%s + 1" % self.choice(own))))
         for name, t in scope.vars.items():
             if t == "any":
                 options.append((3, lambda name=name: name))
@@ -779,11 +844,8 @@ class _Writer:
 
     def write_class(self, name, base):
         features = set()
-        pool = ["repr", "get", "prop", "static", "classmethod", "add", "radd", "eq", "lt",
-                "len", "getitem", "iter", "bool", "contains", "call", "getattr", "index",
-                "neg", "iadd", "match_args"]
         if base is None:
-            for feature in pool:
+            for feature in self.CLASS_FEATURES:
                 if self.flip(35):
                     features.add(feature)
         else:
@@ -877,6 +939,11 @@ class _Writer:
             body += ["def __neg__(self):", "    return %s(-self.v)" % name]
         if "iadd" in features:
             body += ["def __iadd__(self, other):", "    self.v += other", "    return self"]
+        if "setattr" in features:
+            body += ["def __setattr__(self, name, value):", "    G.append(('set', name))",
+                     "    object.__setattr__(self, name, value)"]
+        if "del" in features:
+            body += ["def __del__(self):", "    G.append(('del', %s, self.v))" % repr(name)]
         return lines + _indent(body)
 
     def method_body(self, info):
@@ -930,6 +997,8 @@ class _Writer:
         ]
         if f("expressions"):
             options += [(4, lambda: self.walrus(scope)), (2, lambda: self.assign_new(scope)),
+                        (3, lambda: self.probe_stmt(scope)),
+                        (1, lambda: self.iter_sentinel(scope)),
                         (1, lambda: ["assert %s, %s" % (self.expr("bool", scope),
                                                         self.expr("str", scope, 1))])]
         if depth > 0:
@@ -961,7 +1030,11 @@ class _Writer:
             options += [(1, lambda: ["if %s:" % self.cond(scope, 1),
                                      "    return %s" % self.return_expr(scope)])]
         if f("exceptions"):
-            options += [(4, lambda: self.raise_stmt(scope))]
+            options += [(4, lambda: self.raise_stmt(scope)),
+                        (1, lambda: ["warnings.warn(%s, %s, stacklevel=%d)" % (
+                            self.expr("str", scope, 1),
+                            self.choice(["UserWarning", "RuntimeWarning", "DeprecationWarning"]),
+                            self.integer(1, 2))])]
         if f("closures"):
             options += [(2, lambda: self.call_stmt(scope)),
                         (1, lambda: ["G.append(%s)" % self.loggable(scope)])]
@@ -973,7 +1046,9 @@ class _Writer:
                 lambda ty: self.comprehension(ty, scope, 2))),
                 (1, lambda: self.late_binding(scope))]
         if f("classes"):
-            options += [(4, lambda: self.assign_new(scope, self.choice(list(self.classes)))),
+            options += [(2, lambda: self.local_class(scope)) if depth > 0 else (0, None),
+                        (3, lambda: self.probe_stmt(scope)),
+                        (4, lambda: self.assign_new(scope, self.choice(list(self.classes)))),
                         (3, lambda: self.object_stmt(scope))]
         if f("unpacking"):
             options += [(8, lambda: self.unpack_stmt(scope))]
@@ -1092,6 +1167,67 @@ class _Writer:
         if not options:
             return [self.simple_stmt(scope)]
         return self.pick(options)
+
+    def probe_stmt(self, scope):
+        """An operation that may break the data model's rules, with its error logged.
+
+        Operands are ``Odd`` objects (whose dunders return wrong types or
+        ``NotImplemented``), class instances, or values of mismatched types:
+        the interpreter's own operator dispatch must raise the same errors
+        with the same messages, or return the same fallback results.
+        """
+        out = scope.log or "G"
+        odd = "Odd(%s)" % self.choice(["True", "1", "-1", "'x'", "0", "[1]", "False",
+                                       "2 ** 70", self.expr("int", scope, 1)])
+        e = lambda ty: self.expr(ty, scope, 1)  # noqa: E731
+        probes = [
+            "bool(%s)", "len(%s)", "[10, 20, 30][%s]", "list(%s)", "%s == %s" % ("%s", odd),
+            "%s != 1", "%s < 3", "3 > %s", "1 + %s", "%s + 1", "2 in %s", "%s[1:2]",
+            "%s[::2]", 'f"{%s:>3}"' if '"' not in odd else "format(%s, '>3')", "str(%s)", "not %s", "(1 if %s else 2)", "%s and 1",
+            "'%%s' %% %s", "divmod(%s, 1)", "range(%s)", "hash(%s)", "%s * 2", "abs(%s)",
+            "[0] * %s", "'ab'[%s]", "sorted([%s, 1])", "max(%s, 0)",
+        ]
+        expr = self.choice(probes) % odd
+        others = [
+            lambda: "%s + %s" % (e("int"), e("str")),
+            lambda: "%s * %s" % (e("str"), e("float")),
+            lambda: "%s < %s" % (e("list"), e("str")),
+            lambda: "None + %s" % e("int"),
+            lambda: "%s[%s]" % (e("dict"), e("list")),
+            lambda: "len(%s)" % e("int"),
+            lambda: "int(%s)" % e("list"),
+            lambda: "sum([%s])" % e("str"),
+            lambda: "sorted([%s, %s])" % (e("int"), e("str")),
+            lambda: "%r %% %s" % ("%d", e("str")),
+            lambda: "[%s][0](%s)" % (e("str"), e("int")),
+            lambda: "%s.nope" % e(self.choice(VALUE_TYPES)),
+            lambda: "{%s: 1}" % e("list"),
+        ]
+        objs = self.objects(scope)
+        if objs:
+            obj = self.choice(objs)
+            others += [lambda: "%s + %s" % (obj, e("str")), lambda: "%s + %s" % (e("str"), obj),
+                       lambda: "%s <= %s" % (obj, obj), lambda: "-%s" % obj,
+                       lambda: "len(%s)" % obj, lambda: "%s[0]" % obj, lambda: "iter(%s)" % obj,
+                       lambda: "%s(1)" % obj, lambda: "1 in %s" % obj, lambda: "%s < 1" % obj,
+                       lambda: "%s.nope" % obj, lambda: "hash(%s)" % obj,
+                       lambda: "%s.v.w" % obj]
+        if self.flip(50):
+            expr = self.choice(others)()
+        name = self.fresh("e")
+        return ["try:",
+                "    %s.append(%s)" % (out, expr),
+                "except (TypeError, ValueError, OverflowError, IndexError, AttributeError) as %s:"
+                % name,
+                "    %s.append((type(%s).__name__, str(%s)))" % (out, name, name)]
+
+    def iter_sentinel(self, scope):
+        """``iter(callable, sentinel)`` over a Python and a C callable."""
+        name, out = self.fresh(), scope.log or "G"
+        items = ", ".join(self.expr("int", scope, 1) for _ in range(self.integer(1, 4)))
+        return ["%s = [%s, 0, 7]" % (name, items),
+                "%s.append(list(iter(lambda: %s.pop() if %s else 0, 0)))" % (out, name, name),
+                "%s.append(list(iter(%s.pop, 7)) if %s else None)" % (out, name, name)]
 
     def del_stmt(self, scope):
         """``del`` a name bound earlier in this block (none captured by a def)."""
@@ -1435,6 +1571,28 @@ class _Writer:
                                                                     self.expr("int", scope, 1))]))
         return self.pick(options)
 
+    def local_class(self, scope):
+        """A class statement inside a function: class body and methods close over locals."""
+        name, out = self.fresh("K"), scope.log or "G"
+        ints = scope.names("int")
+        outer = self.choice(ints) if ints else "0"
+        body = ["z = %s" % self.expr("int", scope, 1),
+                "def m(self, p):",
+                "    return p + self.z + %s" % outer]
+        base = ""
+        if "C0" in self.classes and self.flip(50):
+            base = "(C0)"
+            body += ["def __init__(self, p=1):",
+                     "    super().__init__(p + %s)" % outer,
+                     "    self.k = __class__.__name__"]
+        scope.block_new.append("<fn>")
+        lines = ["class %s%s:" % (name, base)] + _indent(body)
+        lines.append("%s.append(%s().m(%s))" % (out, name, self.expr("int", scope, 1)))
+        if base:
+            lines.append("%s.append(%s(%s).v)" % (out, name, self.expr("int", scope, 1)))
+        lines.append("%s.append((%s.z, %s.__qualname__))" % (out, name, name))
+        return lines
+
     # unpacking
     def unpack_stmt(self, scope):
         e = lambda ty, d=1: self.expr(ty, scope, d)  # noqa: E731
@@ -1625,9 +1783,9 @@ class _Writer:
 
     # -- the module -----------------------------------------------------------------
     def module(self):
-        lines = ["import sys", "counter = 0", "G = []"]
+        lines = ["import sys", "import functools", "counter = 0", "G = []"]
         if self.has("exceptions"):
-            lines += ["import contextlib"]
+            lines += ["import contextlib", "import warnings"]
             self.exc_classes = ["E0", "E1", "E2"]
             lines += [
                 "class E0(Exception):", "    pass",
@@ -1654,6 +1812,8 @@ class _Writer:
                 "    finally:",
                 "        G.append(('out', tag))",
             ]
+        if self.has("classes") or self.has("expressions"):
+            lines += _ODD_CLASS
         if self.has("classes") or (self.has("match") and self.flip(60)):
             lines += self.write_class("C0", None)
             if self.flip(60):
