@@ -1,4 +1,6 @@
 """Building containers, slices and strings; unpacking."""
+import sys
+
 from .callshape import callable_at
 from .registry import opcode
 
@@ -180,6 +182,10 @@ def dict_update(vm, frame, ins):
         target[key] = vm.getitem(mapping, key)
 
 
+_MERGE_KEYERROR_ESCAPES = sys.version_info < (3, 12)
+"""3.11's ``format_kwargs_error`` only rewrites an unnormalized ``KeyError``."""
+
+
 @opcode("DICT_MERGE")
 def dict_merge(vm, frame, ins):
     """``(callable_slots, args, dict, [arg-1 items], mapping -- callable_slots,
@@ -187,7 +193,8 @@ def dict_merge(vm, frame, ins):
     of a call; a repeated key is a ``TypeError`` naming the callee (found
     with ``callshape.callable_at``: the slots are ``NULL, callable`` before
     3.13, ``callable, NULL`` on 3.13).  3.11 quirk: while an exception is
-    being handled, the dict merge's ``KeyError(key)`` escapes unconverted.
+    being handled, the dict merge's ``KeyError(key)`` escapes unconverted
+    (3.12 normalizes every exception, which ended it).
 
     RefGraph: reads the keys and values of ``mapping``.
     """
@@ -208,7 +215,7 @@ def dict_merge(vm, frame, ins):
         pairs = [(k, vm.getitem(mapping, k)) for k in vm.iterate(vm.call(keys, ()))]
     for key, value in pairs:
         if key in target:
-            if vm.current_exception() is not None:
+            if _MERGE_KEYERROR_ESCAPES and vm.current_exception() is not None:
                 # CPython's format_kwargs_error() only rewrites an unnormalized
                 # KeyError, and chaining to a handled exception normalizes it.
                 raise KeyError(key)

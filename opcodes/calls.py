@@ -21,9 +21,9 @@ def call(vm, frame, ins):
     """``(callable_slots, arg_1 ... arg_n -- result)`` Call with ``arg``
     arguments.  The two slots below the arguments hold ``NULL, callable``
     (3.11/3.12) or ``callable, NULL`` (3.13), or ``method, self`` for a
-    method call on every version (``callshape.pop_call``).  On 3.11/3.12 a
-    preceding ``KW_NAMES`` says that the last arguments are passed by
-    keyword.
+    method call on every version (``callshape.pop_call``).  A preceding
+    ``KW_NAMES`` (3.11/3.12) or ``CALL_KW`` (3.13) left the names of the
+    last arguments, which are passed by keyword, in ``frame.kw_names``.
 
     Python callees run in a new interpreted frame; C callees natively;
     lookasides replace builtins that need the caller's frame.
@@ -31,18 +31,12 @@ def call(vm, frame, ins):
     an FX node; a Python callee is inlined; an unknown C call on outside
     objects is classified (pure, impure, or a break).
     """
-    kw = frame.kw_names
-    if kw is not None:
-        frame.kw_names = None
-    call_with_names(vm, frame, ins, kw)
-
-
-def call_with_names(vm, frame, ins, kw):
-    """``CALL``/``CALL_KW``: call with the last ``len(kw)`` arguments by keyword."""
     stack = frame.stack
     fn, args = pop_call(stack, ins.arg)
+    kw = frame.kw_names
     kwargs = None
     if kw is not None:
+        frame.kw_names = None
         k = len(kw)
         kwargs = dict(zip(kw, args[len(args) - k:]))
         del args[len(args) - k:]

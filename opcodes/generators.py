@@ -67,7 +67,8 @@ def end_send(vm, frame, ins):
     RefGraph: none.
     """
     stack = frame.stack
-    stack[-2] = stack.pop()
+    value = stack.pop()
+    stack[-1] = value
 
 
 @opcode("CLEANUP_THROW", since=(3, 12))

@@ -1,5 +1,10 @@
 """Structural pattern matching (``match``/``case``)."""
+import sys
+
 from .registry import opcode
+
+_NOT_A_CLASS = "called match pattern must be a %s" % (
+    "type" if sys.version_info < (3, 12) else "class")  # CPython's wording changed in 3.12
 
 _TPFLAGS_SEQUENCE = 1 << 5
 _TPFLAGS_MAPPING = 1 << 6
@@ -73,7 +78,7 @@ _NO_MATCH = object()
 
 def _match_class(vm, subject, cls, nargs, names):
     if not isinstance(cls, type):
-        raise TypeError("called match pattern must be a type")
+        raise TypeError(_NOT_A_CLASS)
     if not vm.isinstance(subject, cls):
         return None
     seen = set()

@@ -24,6 +24,9 @@ import sys
 _RUNNING = tuple(sys.version_info[:2])
 HANDLERS = {}
 """opname -> handler for the running Python."""
+REGISTRATIONS = []
+"""Every ``(name, since, until, handler)`` registered, for any version (the
+opcode reference documents all supported versions at once)."""
 
 # Opcodes that exist in dis.opmap but never reach a handler:
 #   CACHE             inline cache entries, skipped by dis.get_instructions
@@ -59,6 +62,7 @@ def opcode(name, since=(3, 11), until=None):
 
     def register(fn):
         if not (since <= _RUNNING and (until is None or _RUNNING < until)):
+            REGISTRATIONS.append((name, since, until, fn))
             return fn
         if name not in dis.opmap:
             raise RuntimeError("opcode %s does not exist on Python %d.%d"
@@ -68,6 +72,7 @@ def opcode(name, since=(3, 11), until=None):
                                % (name, HANDLERS[name].__qualname__, fn.__qualname__))
         fn.opname = name
         HANDLERS[name] = fn
+        REGISTRATIONS.append((name, since, until, fn))
         return fn
 
     return register

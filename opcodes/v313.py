@@ -37,7 +37,8 @@ def call_kw(vm, frame, ins):
 
     RefGraph: as ``CALL``.
     """
-    calls.call_with_names(vm, frame, ins, frame.stack.pop())
+    frame.kw_names = frame.stack.pop()
+    return calls.call(vm, frame, ins)
 
 
 @opcode("MAKE_FUNCTION", since=_V313)

@@ -83,18 +83,27 @@ def _caller(vm):
     return frame
 
 
+_LOCALS_SNAPSHOT = sys.version_info >= (3, 13)
+"""PEP 667 (3.13): ``locals()`` of a function frame is a new snapshot dict
+on every call; before, it was one dict per frame, refreshed on each call."""
+
+
 def frame_locals(frame):
     """``locals()`` of an interpreted frame.
 
-    A function frame has one dict, refreshed from the fast locals on every
-    call (CPython's ``PyFrame_FastToLocals``): bound variables are written,
-    unbound ones removed, other keys (written by ``exec``) kept.
+    3.11/3.12: a function frame has one dict, refreshed from the fast locals
+    on every call (CPython's ``PyFrame_FastToLocals``): bound variables are
+    written, unbound ones removed, other keys (written by ``exec``) kept.
+    3.13: a fresh dict of the bound variables each time (PEP 667), so what
+    ``exec`` writes into it is not seen by the next ``locals()``.
     """
     if frame.locals is not None:
         return frame.locals
-    result = frame.locals_dict
+    result = None if _LOCALS_SNAPSHOT else frame.locals_dict
     if result is None:
-        result = frame.locals_dict = {}
+        result = {}
+        if not _LOCALS_SNAPSHOT:
+            frame.locals_dict = result
     code = frame.code
     cells = set(code.co_cellvars) | set(code.co_freevars)
     for name, value in zip(localsplus_names(code), frame.fast):

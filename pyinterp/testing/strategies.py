@@ -1210,8 +1210,9 @@ class _Writer:
                        lambda: "%s <= %s" % (obj, obj), lambda: "-%s" % obj,
                        lambda: "len(%s)" % obj, lambda: "%s[0]" % obj, lambda: "iter(%s)" % obj,
                        lambda: "%s(1)" % obj, lambda: "1 in %s" % obj, lambda: "%s < 1" % obj,
-                       lambda: "%s.nope" % obj, lambda: "hash(%s)" % obj,
-                       lambda: "%s.v.w" % obj]
+                       lambda: "%s.nope" % obj, lambda: "%s.v.w" % obj]
+            if self.classes[scope.vars[obj]].has("eq"):  # unhashable; else an id-based hash
+                others.append(lambda: "hash(%s)" % obj)
         if self.flip(50):
             expr = self.choice(others)()
         name = self.fresh("e")
