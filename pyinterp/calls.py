@@ -20,7 +20,7 @@ import types
 
 from .binding import bind_arguments
 from .dunders import call_special, needs_interpreter
-from .frame import Frame, decoded_for
+from .frame import Frame, decoded_for, release_locals
 from .lookup import HOST_TYPES, MISSING, lookup
 
 FunctionType = types.FunctionType
@@ -94,6 +94,7 @@ def call_function(vm, func, args, kwargs=None):
 
         return start_generator(vm, frame)
     vm.resume(frame)
+    release_locals(frame)
     return frame.retval
 
 

@@ -50,6 +50,17 @@ class Frame:
         return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
 
 
+def release_locals(frame):
+    """Free a finished frame's locals as CPython does: first slot first.
+
+    (Letting the list die would free them last slot first, which changes the
+    order in which ``__del__`` methods and weakref callbacks run.)
+    """
+    fast = frame.fast
+    fast.reverse()
+    fast.clear()
+
+
 def decoded_for(code):
     """The cached :class:`~pyinterp.decode.DecodedCode` of ``code``."""
     decoded = CACHE.get(id(code))

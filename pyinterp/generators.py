@@ -20,6 +20,7 @@ import inspect
 import types
 
 from .decode import CLEANUP_THROW_IN_BYTECODE
+from .frame import release_locals
 from .opcodes.signals import GENERATOR, RETURN, YIELD
 
 CO_GENERATOR = inspect.CO_GENERATOR
@@ -74,7 +75,10 @@ def _step(vm, frame, sent, thrown):
         # blocks, context managers' exits) past the point where CPython
         # runs it.
         frame.back = None
-    return signal is RETURN, frame.retval
+    if signal is RETURN:
+        release_locals(frame)
+        return True, frame.retval
+    return False, frame.retval
 
 
 def _generator_driver(vm, frame):

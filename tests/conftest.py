@@ -4,7 +4,7 @@ Select a profile with the environment variable ``HYPOTHESIS_PROFILE``:
 
 * ``ci`` (default): reproducible (derandomized) and bounded: 200 examples
   for the mixed fuzz test, a quarter of that for each family test.
-* ``slow``: 20,000 examples for the mixed fuzz test (5,000 per family),
+* ``slow``: 20,000 examples for the mixed fuzz test (2,500 per family),
   random each run, with the example database on; run it as
   ``HYPOTHESIS_PROFILE=slow pytest tests/test_fuzz.py``.
 * ``dev``: a quick random smoke run (40 / 10 examples) while editing.

@@ -709,3 +709,35 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_classes(name):
     run_case(CASES[name])
+
+
+FINALIZATION_ORDER = '''
+log = []
+class Tracked:
+    def __init__(self, v):
+        self.v = v
+    def __del__(self):
+        log.append(self.v)
+def f():
+    a = b = Tracked(0)
+    c = Tracked(100)
+    d = Tracked(5)
+    return list(log)
+def gen():
+    a = Tracked(1)
+    b = Tracked(2)
+    yield list(log)
+def g():
+    for _ in gen():
+        pass
+    f()
+    return list(log)
+'''
+
+
+def test_locals_are_freed_first_slot_first():
+    """A finished frame frees its locals in slot order, as CPython does, so
+    ``__del__`` runs in the same order (found by the slow fuzz profile)."""
+    from helpers import check
+
+    check(FINALIZATION_ORDER, entry="g", expect=[1, 2, 0, 100, 5])

@@ -40,7 +40,7 @@ from pyinterp.testing.strategies import FAMILIES, Program, arguments, programs
 ISOLATE = os.environ.get("PYINTERP_FUZZ_ISOLATE", "1") != "0" and hasattr(os, "fork")
 TIMEOUT = float(os.environ.get("PYINTERP_FUZZ_TIMEOUT", "60"))
 MIXED_EXAMPLES = settings().max_examples
-FAMILY_EXAMPLES = max(10, MIXED_EXAMPLES // 4)
+FAMILY_EXAMPLES = min(max(10, MIXED_EXAMPLES // 4), 2500)
 
 
 def check(program, under_exception=False):
@@ -109,6 +109,35 @@ def test_match(program):
     check(program)
 
 
+# Regressions found by fuzzing (hand-reduced).
+# A suspended generator dropped by interpreted code must be finalized at once
+# (its finally runs, or its refusal of GeneratorExit is reported as
+# unraisable) as CPython does; pyinterp once kept it alive in a cycle.
+GENERATOR_DROPPED = Program(source='''\
+def gen(log):
+    try:
+        yield 1
+    finally:
+        log.append('cleanup')
+def f(log):
+    next(gen(log))
+    return len(log)
+''', args=([],), entry='f', families=('exceptions', 'generators'))
+GENERATOR_IGNORES_EXIT = Program(source='''\
+def gen(log):
+    try:
+        yield 1
+    except GeneratorExit:
+        log.append('ignored')
+        yield 2
+def f(log):
+    next(gen(log))
+    return len(log)
+''', args=([],), entry='f', families=('exceptions', 'generators'))
+
+
+@example(program=GENERATOR_DROPPED, under_exception=False)
+@example(program=GENERATOR_IGNORES_EXIT, under_exception=True)
 @given(programs(), st.booleans())
 def test_mixed(program, under_exception):
     check(program, under_exception)
@@ -274,19 +303,6 @@ def test_runner_fresh_state_per_run(monkeypatch):
 # to an @example(...) on the fuzz test that found it and delete it here.
 # ---------------------------------------------------------------------------
 KNOWN_DIVERGENCES = {
-    # A suspended generator dropped by the interpreted code is not finalized
-    # at once (its finally block runs only at the next gc.collect()); the
-    # interpreter's frame and generator keep each other alive.
-    "generator_finalized_when_dropped": (
-        "def gen(log):\n"
-        "    try:\n"
-        "        yield 1\n"
-        "    finally:\n"
-        "        log.append('cleanup')\n"
-        "def f(log):\n"
-        "    next(gen(log))\n"
-        "    return len(log)\n",
-        ([],), {}),
     # When a frame exits, CPython releases its locals in order (a, then b);
     # pyinterp releases them in reverse, so __del__ side effects swap.
     "locals_released_in_order": (
