@@ -3,7 +3,7 @@ import functools
 import sys
 
 from . import lookasides  # noqa: F401  (registers the lookasides)
-from . import lookup
+from . import lookup, warnbridge
 from .calls import call
 from .vm import Interpreter
 
@@ -60,9 +60,11 @@ def run(fn, args, kwargs, debug=False):
     else:  # a nested run inherits the outer run's raised host limit
         vm.recursion_limit = limit // _HOST_FRAMES_PER_CALL
     _active_runs += 1
+    warnbridge.install(vm)
     try:
         return call(vm, fn, args, kwargs or None)
     finally:
+        warnbridge.uninstall()
         _active_runs -= 1
         if outermost:
             sys.setrecursionlimit(limit)

@@ -80,9 +80,14 @@ def getitem(vm, container, key):
             return call_special(vm, missing, container, key)
     if method is MISSING and isinstance(container, type):
         hook = lookup(container, "__class_getitem__")
-        if hook is not MISSING and needs_interpreter(hook):
+        if hook is not MISSING and (needs_interpreter(hook)
+                                    or type(hook) is _ClassMethodDescriptorType):
+            # A C classmethod too: 3.12+'s typing.Generic has a lookaside.
             return vm.call(getattr_descr(vm, hook, container), (key,))
     return container[key]
+
+
+_ClassMethodDescriptorType = type(dict.__dict__["fromkeys"])
 
 
 def getattr_descr(vm, descr, cls):

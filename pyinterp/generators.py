@@ -75,6 +75,7 @@ def _step(vm, frame, sent, thrown):
         # blocks, context managers' exits) past the point where CPython
         # runs it.
         frame.back = None
+        thrown = None  # the traceback holds this frame: no cycle through it
     if signal is RETURN:
         release_locals(frame)
         return True, frame.retval
@@ -84,7 +85,10 @@ def _step(vm, frame, sent, thrown):
 def _generator_driver(vm, frame):
     sent = thrown = None
     while True:
-        finished, value = _step(vm, frame, sent, thrown)
+        try:
+            finished, value = _step(vm, frame, sent, thrown)
+        finally:
+            thrown = None  # no cycle through the traceback (see _step)
         if finished:
             return value
         try:
@@ -111,7 +115,10 @@ def _suspend(value):
 async def _coroutine_driver(vm, frame):
     sent = thrown = None
     while True:
-        finished, value = _step(vm, frame, sent, thrown)
+        try:
+            finished, value = _step(vm, frame, sent, thrown)
+        finally:
+            thrown = None  # no cycle through the traceback (see _step)
         if finished:
             return value
         try:
@@ -124,7 +131,10 @@ async def _coroutine_driver(vm, frame):
 async def _async_generator_driver(vm, frame):
     sent = thrown = None
     while True:
-        finished, value = _step(vm, frame, sent, thrown)
+        try:
+            finished, value = _step(vm, frame, sent, thrown)
+        finally:
+            thrown = None  # no cycle through the traceback (see _step)
         if finished:
             return
         try:
@@ -155,6 +165,13 @@ def _delegating_to(frame):
 
 def _throw_into(vm, frame, exc):
     """``gen.throw(exc)``/``gen.close()`` for a suspended interpreted frame."""
+    try:
+        return _forward_throw(vm, frame, exc)
+    finally:
+        exc = None  # the traceback holds this frame: no cycle through it
+
+
+def _forward_throw(vm, frame, exc):
     sub = _delegating_to(frame)
     if sub is not None:
         if isinstance(exc, GeneratorExit):
@@ -193,7 +210,10 @@ def _throw_into(vm, frame, exc):
                 frame.stack[-1] = result
                 frame.pc = _send_exit(frame)
                 return vm.resume(frame, None)
-    return _raise_into(vm, frame, exc)
+    try:
+        return _raise_into(vm, frame, exc)
+    finally:
+        exc = None
 
 
 def _raise_into(vm, frame, exc):
@@ -204,7 +224,10 @@ def _raise_into(vm, frame, exc):
     keeps it, as ``CLEANUP_THROW``'s ``last_sent`` operand (3.12+).
     """
     frame.stack.append(None)
-    return vm.resume(frame, exc)
+    try:
+        return vm.resume(frame, exc)
+    finally:
+        exc = None  # the traceback holds this frame: no cycle through it
 
 
 def _send_exit(frame):

@@ -296,6 +296,38 @@ def _getframe(vm, args, kwargs):
     return FrameProxy(frame)
 
 
+def _getframemodulename_arguments(depth=0):
+    return depth
+
+
+def _getframemodulename(vm, args, kwargs):
+    """``sys._getframemodulename(depth=0)`` (3.12+): the module of the function
+    running ``depth`` frames up (``enum``, ``typing`` and ``namedtuple`` name
+    what they create after it), on interpreted frames first."""
+    try:
+        depth = _getframemodulename_arguments(*args, **(kwargs or {}))
+    except TypeError:
+        depth = MISSING
+    if type(depth) is not int:  # outside the except block: no __context__
+        return _native(sys._getframemodulename, args, kwargs)
+    sys.audit("sys._getframemodulename", depth)
+    frame = _caller(vm)
+    while depth > 0 and frame.back is not None:
+        frame, depth = frame.back, depth - 1
+    if depth > 0:
+        outside = _host_frame_outside()
+        while depth > 1 and outside is not None:
+            outside, depth = outside.f_back, depth - 1
+        return None if outside is None else outside.f_globals.get("__name__")
+    if frame.func is not None:
+        return getattr(frame.func, "__module__", None)
+    return dict.get(frame.globals, "__name__")
+
+
+if hasattr(sys, "_getframemodulename"):
+    lookaside(sys._getframemodulename)(_getframemodulename)
+
+
 def _depth_of(vm):
     n, frame = 0, vm.top
     while frame.back is not None:
@@ -305,6 +337,10 @@ def _depth_of(vm):
 
 def _warn_arguments(message, category=None, stacklevel=1, source=None):
     return message, category, stacklevel, source
+
+
+_NO_FRAME_LOCATION = ("<sys>", 0) if sys.version_info >= (3, 13) else ("sys", 1)
+"""Where a warning whose ``stacklevel`` is past the outermost frame points."""
 
 
 @lookaside(warnings.warn)
@@ -336,7 +372,7 @@ def _warn(vm, args, kwargs):
             while frame is not None and _is_internal_frame(frame):
                 frame = _frame_back(frame)
     if frame is None:
-        globals, filename, lineno = sys.__dict__, "sys", 1
+        globals, filename, lineno = (sys.__dict__,) + _NO_FRAME_LOCATION
     elif type(frame) is Frame:
         globals, filename, lineno = frame.globals, frame.code.co_filename, frame.lineno
     else:
@@ -349,6 +385,13 @@ def _warn(vm, args, kwargs):
     if module is not None and not isinstance(module, str):
         module = "<string>"
     warnings.warn_explicit(message, category, filename, lineno, module, registry, None, source)
+
+
+def issue_warning(vm, message, source=None):
+    """Issue the ``Warning`` instance ``message`` from the innermost interpreted
+    frame, as C code's ``PyErr_WarnEx(..., 1)`` does natively (see
+    :mod:`pyinterp.warnbridge`)."""
+    _warn(vm, (message,), {"stacklevel": 1, "source": source})
 
 
 def _frame_back(frame):
@@ -1028,8 +1071,14 @@ def _sub_arguments(repl, string, count=0):
 
 
 def _pattern_sub(name):
-    """``Pattern.sub``/``subn``: a callable replacement, and the function
-    ``re._subx`` makes of a template with backslashes, run interpreted."""
+    """``Pattern.sub``/``subn``: a callable replacement, and the parsing of a
+    template with backslashes, run interpreted.
+
+    3.11's ``_sre`` calls ``re._subx(pattern, template)`` for a literal or a
+    function to call per match; 3.12+ call ``re._compile_template``, whose
+    result (a C template object, behind a C ``lru_cache``) is expanded
+    natively: calling it interpreted first leaves the native call a cache hit.
+    """
 
     def run(vm, pattern, args, kwargs):
         native = getattr(pattern, name)
@@ -1042,8 +1091,12 @@ def _pattern_sub(name):
         if isinstance(repl, (str, bytes)) and not callable(repl):
             if (b"\\" if isinstance(repl, bytes) else "\\") not in repl:
                 return native(repl, string, count)
+            re_module = sys.modules["re"]
+            if not hasattr(re_module, "_subx"):  # 3.12+
+                vm.call(re_module._compile_template, (pattern, repl))
+                return native(repl, string, count)
             # _sre calls re._subx(pattern, template): a literal or a function.
-            template = vm.call(sys.modules["re"]._subx, (pattern, repl))
+            template = vm.call(re_module._subx, (pattern, repl))
             if callable(template):
                 repl = interpreted(vm, template)
             else:
@@ -1057,3 +1110,40 @@ def _pattern_sub(name):
 
 METHOD_LOOKASIDES[(type(re.compile("")), "sub")] = _pattern_sub("sub")
 METHOD_LOOKASIDES[(type(re.compile("")), "subn")] = _pattern_sub("subn")
+
+
+# -- typing's C types (3.12+) -----------------------------------------------
+# From 3.12, TypeVar, ParamSpec, TypeVarTuple and Generic are C types whose
+# methods below only call a function of the typing module with their
+# arguments (``call_typing_func_object`` in Objects/typevarobject.c).  The
+# lookasides make that call through the interpreter.
+def _typing_bridge(function_name):
+    def run(vm, owner, args, kwargs):
+        import typing
+
+        return vm.call(getattr(typing, function_name), (owner,) + tuple(args), kwargs)
+
+    run.__qualname__ = "lookaside(typing.%s)" % function_name
+    return run
+
+
+def _generic_class_getitem(vm, owner, args, kwargs):
+    """``Generic.__class_getitem__`` (C, 3.12+) calls
+    ``typing._generic_class_getitem(cls, params)``; other C
+    ``__class_getitem__`` (``list[int]``) run natively."""
+    if isinstance(owner, type) and lookup(owner, "__class_getitem__") is _GENERIC_CLASS_GETITEM:
+        return _typing_bridge("_generic_class_getitem")(vm, owner, args, kwargs)
+    return _native(getattr(owner, "__class_getitem__"), args, kwargs)
+
+
+import _typing  # noqa: E402  (3.11's has none of these types: typing.py defines them)
+
+if hasattr(_typing, "TypeVar"):  # 3.12+
+    for _owner, _name, _function in (
+            (_typing.TypeVar, "__typing_subst__", "_typevar_subst"),
+            (_typing.ParamSpec, "__typing_subst__", "_paramspec_subst"),
+            (_typing.ParamSpec, "__typing_prepare_subst__", "_paramspec_prepare_subst"),
+            (_typing.TypeVarTuple, "__typing_prepare_subst__", "_typevartuple_prepare_subst")):
+        METHOD_LOOKASIDES[(_owner, _name)] = _typing_bridge(_function)
+    _GENERIC_CLASS_GETITEM = vars(_typing.Generic)["__class_getitem__"]
+    METHOD_LOOKASIDES[(type, "__class_getitem__")] = _generic_class_getitem

@@ -184,10 +184,15 @@ class Interpreter:
                 # A re-raise inside this frame adds no traceback entry in
                 # CPython (``except*`` relies on that); drop the host's.
                 exc.__traceback__ = rethrown[1]
+            rethrown = None  # it holds exc: no cycle through the traceback
         ins = frame.instructions[index]
         frame.lasti = index
         if ins.exc_target is None:
             frame.pc = index + 1
+            # CPython pops what is left on the stack of a frame that an
+            # exception leaves: its values die now, even if the traceback
+            # keeps the frame itself alive.
+            del frame.stack[:]
             self._leave(frame)
             try:
                 excstate.reraise(exc)

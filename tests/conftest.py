@@ -3,7 +3,11 @@
 Select a profile with the environment variable ``HYPOTHESIS_PROFILE``:
 
 * ``ci`` (default): reproducible (derandomized) and bounded: 200 examples
-  for the mixed fuzz test, a quarter of that for each family test.
+  for the mixed fuzz test, a quarter of that for each family test.  It does
+  not shrink failing examples: shrinking a generated program can take
+  Hypothesis's full five minutes per failing test, too long for CI.
+* ``ci-shrink``: ``ci`` with shrinking, to get the minimal form of a CI
+  failure (the same examples are drawn).
 * ``slow``: 20,000 examples for the mixed fuzz test (2,500 per family),
   random each run, with the example database on; run it as
   ``HYPOTHESIS_PROFILE=slow pytest tests/test_fuzz.py``.
@@ -14,13 +18,17 @@ every profile disables the deadline and the too-slow health checks.
 """
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
 
 settings.register_profile(
-    "ci", max_examples=200, deadline=None, derandomize=True, database=None,
+    "ci-shrink", max_examples=200, deadline=None, derandomize=True, database=None,
     suppress_health_check=_QUIET, print_blob=True,
+)
+settings.register_profile(
+    "ci", settings.get_profile("ci-shrink"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
 )
 settings.register_profile(
     "slow", max_examples=20_000, deadline=None, suppress_health_check=_QUIET,

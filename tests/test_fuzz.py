@@ -55,7 +55,19 @@ def check(program, under_exception=False):
 family_settings = settings(max_examples=FAMILY_EXAMPLES)
 
 
+# A warning raised by C code (__index__ returning a bool) is attributed to the
+# user's line (<fuzz>:5), not to pyinterp's source; once it was not.
+WARNING_FROM_C = Program(source='''\
+class Odd:
+    def __index__(self):
+        return True
+def f():
+    return len(range(Odd()))
+''', args=(), entry='f', families=('expressions',))
+
+
 @family_settings
+@example(program=WARNING_FROM_C)
 @given(programs(families=["expressions"]))
 def test_expressions(program):
     check(program)
@@ -91,7 +103,24 @@ def test_comprehensions(program):
     check(program)
 
 
+# When a frame exits, its locals are released in order (a, then b), so the
+# __del__ side effects come in that order; pyinterp once reversed them.
+LOCALS_RELEASED_IN_ORDER = Program(source='''\
+G = []
+class C:
+    def __init__(self, v):
+        self.v = v
+    def __del__(self):
+        G.append(self.v)
+def f():
+    a = C(1)
+    b = C(2)
+    return len(G)
+''', args=(), entry='f', families=('classes',))
+
+
 @family_settings
+@example(program=LOCALS_RELEASED_IN_ORDER)
 @given(programs(families=["classes"]))
 def test_classes(program):
     check(program)
@@ -134,8 +163,31 @@ def f(log):
     next(gen(log))
     return len(log)
 ''', args=([],), entry='f', families=('exceptions', 'generators'))
+# An exception that passed through a `finally` (RERAISE) is freed when it is
+# caught, with its traceback and the frames' locals; pyinterp once kept it in
+# a reference cycle, so the __del__ of a local bound in the finally never ran.
+EXCEPTION_THROUGH_FINALLY = Program(source='''\
+G = []
+class C:
+    def __init__(self, v):
+        self.v = v
+    def __del__(self):
+        G.append(('del', self.v))
+def g():
+    try:
+        {}['k']
+    finally:
+        c = C(0)
+def f():
+    try:
+        g()
+    except KeyError:
+        pass
+    return list(G)
+''', args=(), entry='f', families=('exceptions', 'classes'))
 
 
+@example(program=EXCEPTION_THROUGH_FINALLY, under_exception=False)
 @example(program=GENERATOR_DROPPED, under_exception=False)
 @example(program=GENERATOR_IGNORES_EXIT, under_exception=True)
 @given(programs(), st.booleans())
@@ -303,30 +355,6 @@ def test_runner_fresh_state_per_run(monkeypatch):
 # to an @example(...) on the fuzz test that found it and delete it here.
 # ---------------------------------------------------------------------------
 KNOWN_DIVERGENCES = {
-    # When a frame exits, CPython releases its locals in order (a, then b);
-    # pyinterp releases them in reverse, so __del__ side effects swap.
-    "locals_released_in_order": (
-        "G = []\n"
-        "class C:\n"
-        "    def __init__(self, v):\n"
-        "        self.v = v\n"
-        "    def __del__(self):\n"
-        "        G.append(self.v)\n"
-        "def f():\n"
-        "    a = C(1)\n"
-        "    b = C(2)\n"
-        "    return len(G)\n",
-        (), {}),
-    # A warning issued by C code (here: __index__ returning a bool) is
-    # attributed to the innermost Python frame: <fuzz>:6 natively, a file of
-    # pyinterp itself when interpreted.
-    "warning_attributed_to_user_line": (
-        "class Odd:\n"
-        "    def __index__(self):\n"
-        "        return True\n"
-        "def f():\n"
-        "    return len(range(Odd()))\n",
-        (), {}),
     # A function made from a module code object (no CO_NEWLOCALS) uses its
     # globals as locals in CPython; pyinterp raises SystemError at STORE_NAME.
     "module_code_as_function": (
@@ -335,12 +363,15 @@ KNOWN_DIVERGENCES = {
         "    b = A + 1\n"
         "def f():\n"
         "    return A, K.b\n",
-        (), {"interpret_module": True}),
+        (), {"interpret_module": True}, True),
 }
+"""name -> (source, args, options, whether it diverges on this Python)."""
 
 
-@pytest.mark.xfail(strict=True, reason="known pyinterp divergence (see KNOWN_DIVERGENCES)")
-@pytest.mark.parametrize("name", sorted(KNOWN_DIVERGENCES))
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(
+        diverges, strict=True, reason="known pyinterp divergence (see KNOWN_DIVERGENCES)"))
+    for name, (_, _, _, diverges) in sorted(KNOWN_DIVERGENCES.items())])
 def test_known_divergence(name):
-    source, args, options = KNOWN_DIVERGENCES[name]
+    source, args, options, _ = KNOWN_DIVERGENCES[name]
     assert_same_source(source, "f", args, **options)

@@ -35,6 +35,7 @@ import ipaddress
 import json
 import json.decoder
 import json.scanner
+import locale
 import logging
 import os
 import pprint
@@ -830,7 +831,8 @@ async def f(x: int = 0x1F, *args, **kw) -> "str":
     while x:
         x -= 1; continue
     return lambda q, /, *, r=1: q @ r
-\tpass
+def g():
+\treturn 1  # a block indented with a tab (mixing tabs and spaces is a TabError on 3.12+)
 '''
 
 
@@ -1039,7 +1041,7 @@ def warnings_scenarios():
         warnings.warn("plain")
         warnings.warn(RuntimeWarning("an instance"), UserWarning)
         warnings.warn("custom", category=type("MyWarning", (UserWarning,), {}))
-        configparser.SafeConfigParser()  # deprecated: the stdlib warns with stacklevel=2
+        locale.getdefaultlocale()  # deprecated (3.11+): the stdlib warns with stacklevel=2
         out.append(attempt(warnings.warn, "bad", int))
         out.append(attempt(warnings.warn))
     out.append([(str(w.message), w.category.__name__, os.path.basename(w.filename), w.lineno)
@@ -1643,6 +1645,29 @@ NATIVE_CALLBACK_FUNCTIONS = frozenset({
     # codecs.lookup (C) asks the encodings package's search function.
     ("__init__.py", "search_function"),
 })
+# Newer Pythons moved code to C that now calls back into Python natively.
+if sys.version_info >= (3, 12):
+    NATIVE_CALLBACK_FUNCTIONS |= {
+        # typing.Generic is C: type.__new__ calls its __init_subclass__, which
+        # calls this (3.11: a Python __init_subclass__, allowed by name).
+        ("typing.py", "_generic_init_subclass"),
+        # TypeVar is C: types.GenericAlias substitutes through its
+        # __typing_subst__, which calls this (3.11: allowed by name).
+        ("typing.py", "_typevar_subst"),
+        # io.TextIOWrapper (C) creates and calls the Python incremental decoder
+        # of a source file that linecache reads for a traceback (the
+        # interpreted run's tracebacks name pyinterp's own files too).
+        ("<frozen codecs>", "BufferedIncrementalDecoder.__init__"),
+        ("<frozen codecs>", "BufferedIncrementalDecoder.decode"),
+    }
+if sys.version_info >= (3, 13):
+    NATIVE_CALLBACK_FUNCTIONS |= {
+        # The C JSON encoder also handles indent= now, and calls default().
+        ("test_stdlib.py", "PointEncoder.default"),
+        ("encoder.py", "JSONEncoder.default"),
+        # dataclasses guards __repr__ recursion with reprlib.recursive_repr.
+        ("reprlib.py", "recursive_repr.<locals>.decorating_function.<locals>.wrapper"),
+    }
 
 
 def _host_frame(frame):
@@ -1782,7 +1807,10 @@ PROFILED = [
                             pprint._safe_key.__lt__]),
     (typing_scenarios, (), [typing.get_type_hints, typing._eval_type, typing.ForwardRef._evaluate,
                             typing.NamedTupleMeta.__new__, typing._TypedDictMeta.__new__]),
-    (tokenize_scenarios, (SOURCE,), [tokenize._tokenize, tokenize.untokenize]),
+    # 3.12+ tokenize with the C tokenizer; its Python part is a thin wrapper.
+    (tokenize_scenarios, (SOURCE,), [tokenize._tokenize if sys.version_info < (3, 12)
+                                     else tokenize._generate_tokens_from_c_tokenizer,
+                                     tokenize.untokenize]),
     (regex_scenarios, None, [re._parser._parse, re._parser.parse, re._compiler._code,
                              re._compiler._compile]),
     (fraction_scenarios, (), [fractions.Fraction.limit_denominator, fractions.Fraction._richcmp,
@@ -1792,7 +1820,7 @@ PROFILED = [
     (shlex_scenarios, (), [shlex.shlex.read_token, shlex.split, shlex.quote]),
     (ipaddress_scenarios, (), [ipaddress._BaseNetwork.subnets, ipaddress.ip_network,
                                ipaddress.collapse_addresses]),
-    (warnings_scenarios, (), [configparser.SafeConfigParser.__init__,
+    (warnings_scenarios, (), [locale.getdefaultlocale,
                               warnings.catch_warnings.__enter__]),
     (logging_scenarios, (), [logging.Logger._log, logging.Logger.findCaller,
                              logging.Formatter.format, logging.Handler.handle]),

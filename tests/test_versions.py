@@ -465,6 +465,61 @@ CASES = {
             exec(code, {})
             return "done"
     """, output="42\n"),
+    # -- found by the fuzzer (not version-specific) ---------------------------
+    "exception_leaving_a_frame_drops_its_stack": case("""
+        log = []
+        class Tracked:
+            def __del__(self):
+                log.append("del")
+        def boom():
+            1 / 0
+        def f():
+            return (Tracked(), boom())
+    """, raises=ZeroDivisionError),
+    "generator_closed_in_handler_frees_its_locals": case("""
+        log = []
+        class Tracked:
+            def __del__(self):
+                log.append("del")
+        def gen():
+            try:
+                {}[""]
+            except KeyError:
+                yield 0
+            finally:
+                t = Tracked()
+        def f():
+            value = next(gen())
+            log.append("after")
+            return value
+    """, expect=0),
+    "warnings_from_c_code_name_the_program": case("""
+        import warnings
+        class Odd:
+            def __index__(self):
+                return True
+        def f():
+            out = []
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("default")
+                for _ in range(2):
+                    range(Odd())       # reported once: same line, same registry
+                range(Odd())
+                out.append(len(warnings.filters) > 0)
+            out.append([(x.category.__name__, x.filename, x.lineno) for x in w])
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("once")
+                range(Odd())
+                range(Odd())
+            out.append([(x.category.__name__, x.filename, x.lineno) for x in w])
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    range(Odd())
+                except DeprecationWarning as e:
+                    out.append(type(e).__name__)
+            return out
+    """),
     # -- decoding: EXTENDED_ARG and long jumps --------------------------------
     "long_function_with_extended_args": case(
         "def f(flag):\n"

@@ -319,7 +319,7 @@ class _Writer:
         self.counter = 0
         self.classes = {}
         self.exc_classes = []
-        self.prelude = []
+        self.last_pattern_class = None  # set by pattern() for class patterns
         self.module_vars = {"counter": "int"}  # G is a log, not typed
 
     # -- drawing helpers ----------------------------------------------------
@@ -331,7 +331,8 @@ class _Writer:
         return self.draw(st.integers(lo, hi))
 
     def flip(self, percent=50):
-        return self.draw(st.integers(0, 99)) < percent
+        """True with ``percent`` % chance; shrinks to False."""
+        return self.draw(st.integers(0, 99)) >= 100 - percent
 
     def pick(self, options):
         """Choose among ``(weight, thunk)`` pairs and call the thunk."""
