@@ -354,7 +354,38 @@ def test_runner_fresh_state_per_run(monkeypatch):
 # the interpreter is fixed the test XPASSes and fails; then move the program
 # to an @example(...) on the fuzz test that found it and delete it here.
 # ---------------------------------------------------------------------------
+_DEL_AFTER_HANDLER = (
+    "G = []\n"
+    "class C0:\n"
+    "    def __init__(self, v):\n"
+    "        self.v = v\n"
+    "    def __del__(self):\n"
+    "        G.append(('del', self.v))\n"
+    "def f(log):\n"
+    "    v = C0(3)\n"
+    "    try:\n"
+    "        %s\n"
+    "    except Exception as e:\n"
+    "        log.append(str(e))\n"
+    "    return len(G)\n")
+
 KNOWN_DIVERGENCES = {
+    # An exception raised while pyinterp executes an instruction (calling a
+    # non-callable, a missing attribute, a C function's TypeError, ...) stays
+    # in a reference cycle with the host frames of its traceback once it is
+    # handled, keeping the interpreted frame's locals alive until the next
+    # gc.collect(): C0(3).__del__ runs when f returns natively, not at all
+    # during the interpreted call.  Found by test_mixed.  Operations that
+    # diverge like this: v(1), v + 1, 1 + v, v.nope, v[0], len(v), iter(v),
+    # -v, v < v, v in v, `for q in v`, `with v`, del v.nope; and C0() (with
+    # __init__ missing an argument, the half-made object is not freed).
+    # Those that don't: {}[1], [][1], 1 // 0, int('x'), hash([]),
+    # undefined_name, v.v.nope, calling a Python function with wrong
+    # arguments.
+    "exception_from_instruction_freed_after_handler[call]": (
+        _DEL_AFTER_HANDLER % 'v(1)', ([],), {}, True),
+    "exception_from_instruction_freed_after_handler[attribute]": (
+        _DEL_AFTER_HANDLER % 'v.nope', ([],), {}, True),
     # A function made from a module code object (no CO_NEWLOCALS) uses its
     # globals as locals in CPython; pyinterp raises SystemError at STORE_NAME.
     "module_code_as_function": (

@@ -412,14 +412,17 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
             canonical(report.object),
         ))
 
-    old_hook, sys.unraisablehook = sys.unraisablehook, hook
-    caught = []
     # The cyclic collector runs at moments that depend on allocation counts,
     # which differ between the two runs; finalizers (__del__, weakref
     # callbacks) must not fire at such arbitrary points, so it is paused.
+    # Garbage left by an earlier run is collected first, before this run's
+    # hooks are in place, so that its finalizers are not reported as this
+    # run's.
     gc.collect()
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    old_hook, sys.unraisablehook = sys.unraisablehook, hook
+    caught = []
     try:
         with _deadline(timeout), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -497,8 +500,8 @@ def _show(field, value):
         return "None"
     if isinstance(value, ExceptionRecord):
         return "\n" + value.render("      ")
-    if field == "generator":
-        return "\n" + "\n".join("      %r" % (e,) for e in value)
+    if isinstance(value, tuple):  # generator events, unraisable reports, warnings
+        return "\n" + "\n".join("      %r" % (e,) for e in value) if value else "()"
     if isinstance(value, str) and ("\n" in value or field in ("stdout", "stderr")):
         return "\n" + "\n".join("      |" + line for line in value.split("\n"))
     return value
@@ -514,8 +517,8 @@ def diff_outcomes(native, interpreted):
         a, b = getattr(native, field), getattr(interpreted, field)
         if a != b:
             lines.append("%s differs:" % field)
-            lines.append("   native:      %s" % _show(field, a))
-            lines.append("   interpreted: %s" % _show(field, b))
+            lines.append("   native:      %s" % (_show(field, a),))
+            lines.append("   interpreted: %s" % (_show(field, b),))
     if lines and interpreted.traceback and native.raised != interpreted.raised:
         lines.append("interpreted traceback:")
         lines.extend("   " + line for line in interpreted.traceback.rstrip().split("\n"))
