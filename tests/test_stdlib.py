@@ -1631,6 +1631,10 @@ NATIVE_CALLBACK_FUNCTIONS = frozenset({
     ("copyreg.py", "_slotnames"),
     # The C JSON string scanner raises json.JSONDecodeError (a Python class).
     ("decoder.py", "JSONDecodeError.__init__"),
+    # io.TextIOWrapper (C) decodes through a Python incremental decoder,
+    # e.g. when a stream is read while the scenario runs under pytest.
+    ("<frozen codecs>", "BufferedIncrementalDecoder.__init__"),
+    ("<frozen codecs>", "BufferedIncrementalDecoder.decode"),
     # Weak reference callbacks, run by CPython when an object dies.
     ("__init__.py", "_removeHandlerRef"),
     ("_weakrefset.py", "WeakSet.__init__.<locals>._remove"),
