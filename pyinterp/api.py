@@ -4,7 +4,6 @@ import sys
 
 from . import lookasides  # noqa: F401  (registers the lookasides)
 from . import lookup, warnbridge
-from .calls import call
 from .vm import Interpreter
 
 # Each interpreted call costs several host frames; give the host room for
@@ -47,10 +46,12 @@ def _has_name(fn):
 _active_runs = 0
 
 
-def run(fn, args, kwargs, debug=False):
-    """Call ``fn(*args, **kwargs)`` with every Python-level callee interpreted."""
+def run(fn, args, kwargs, debug=False, vm=None):
+    """Call ``fn(*args, **kwargs)`` with every Python-level callee interpreted
+    (by ``vm``, a fresh :class:`Interpreter` unless given)."""
     global _active_runs
-    vm = Interpreter(debug=debug)
+    if vm is None:
+        vm = Interpreter(debug=debug)
     lookup.invalidate()
     limit = sys.getrecursionlimit()
     outermost = _active_runs == 0
@@ -62,7 +63,7 @@ def run(fn, args, kwargs, debug=False):
     _active_runs += 1
     warnbridge.install(vm)
     try:
-        return call(vm, fn, args, kwargs or None)
+        return vm.call(fn, args, kwargs or None)
     finally:
         warnbridge.uninstall()
         _active_runs -= 1

@@ -48,3 +48,36 @@ def _supported():
 
 class StackEffectError(PyinterpInternal, AssertionError):
     """Debug mode: an instruction changed the stack by the wrong amount."""
+
+
+class GraphBreakError(RuntimeError):
+    """Under ``pyinterp.trace(..., fullgraph=True)``: the traced function does
+    something that cannot be captured in one graph.
+
+    ``kind`` is a stable name from the break-kind registry
+    (``pyinterp.refgraph.breaks.KINDS``); ``message`` says what happened,
+    ``filename``/``lineno`` where in the user's code, ``hint`` what to do.
+    """
+
+    def __init__(self, kind, message, filename=None, lineno=None, hint=None):
+        self.kind = kind
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.hint = hint
+        where = "%s:%s: " % (filename, lineno) if filename else ""
+        super().__init__("%sgraph break (%s): %s\n  hint: %s" % (where, kind, message, hint))
+
+
+class GraphBreakSignal(PyinterpInternal):
+    """Carries a break out of the interpreter under ``fullgraph=True``
+    (internal: the program's own ``except`` clauses never see it)."""
+
+    def __init__(self, record):
+        super().__init__(str(record))
+        self.record = record
+
+
+class RecompileLimitWarning(UserWarning):
+    """A traced function reached its ``cache_limit``: new misses now run
+    natively.  The message names the guard that failed most often."""

@@ -47,6 +47,10 @@ class Interpreter:
     raise ``RecursionError`` well before the host's own stack runs out.
     """
 
+    variant = None
+    """Subclasses may run other copies of the instructions: a function of
+    the code object returning them (capture variants, see ``capture_vm``)."""
+
     def __init__(self, debug=False):
         self.top = None
         self.depth = 0
@@ -105,6 +109,8 @@ class Interpreter:
         instructions = frame.instructions
         if self.debug:
             instructions = checked_instructions(frame.code)
+        elif self.variant is not None:
+            instructions = self.variant(frame.code)
         pc = frame.pc
         fast = frame.fast
         stack = frame.stack

@@ -1,0 +1,113 @@
+"""Compile :mod:`pyinterp.refgraph.expr` trees to bytecode.
+
+:class:`ExprCompiler` emits each expression node with the version-aware
+:class:`~pyinterp.codegen.emit.Emitter`.  Non-literal constants go into the
+generated function's globals under readable names (``torch_float32``,
+``Linear``...), and the same names are used when the code is rendered as
+Python for ``explain``, so the two always agree.
+"""
+import sys
+
+from ..refgraph.expr import Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj, is_literal
+
+PY313 = sys.version_info >= (3, 13)
+
+
+class ExprCompiler:
+    """Emits expressions into one function; owns its globals namespace."""
+
+    def __init__(self, emitter):
+        self.e = emitter
+        self.globals = {"__builtins__": __builtins__}
+        self._names = {}
+
+    # -- names for constants --------------------------------------------------
+    def name(self, node):
+        """The global name holding ``node.value`` (assigned on first use)."""
+        key = id(node.value)
+        name = self._names.get(key)
+        if name is None:
+            base = "".join(c if c.isalnum() else "_" for c in (node.hint or type(node.value).__name__))
+            base = base.strip("_")[-40:].strip("_") or "obj"
+            if base[0].isdigit():
+                base = "_" + base
+            name = base
+            n = 1
+            while name in self.globals:
+                n += 1
+                name = "%s_%d" % (base, n)
+            self._names[key] = name
+            self.globals[name] = node.value
+        return name
+
+    def render(self, expr):
+        """``expr`` as Python source, spelling constants by their global names."""
+        return expr.render(self.name)
+
+    # -- emission ---------------------------------------------------------------
+    def emit(self, expr):
+        """Emit code that pushes the value of ``expr``: ``( -- value)``."""
+        e = self.e
+        tp = type(expr)
+        if tp is Local:
+            e.load_fast(expr.name)
+        elif tp is Obj:
+            if is_literal(expr.value):
+                e.load_const(expr.value)
+            else:
+                e.load_global(self.name(expr))
+        elif tp is GetAttr:
+            self.emit(expr.base)
+            e.load_attr(expr.name)
+        elif tp is GetItem:
+            self.emit(expr.base)
+            self.emit(expr.key)
+            e.emit("BINARY_SUBSCR")
+        elif tp is Call:
+            self.emit_call(expr.func, expr.args, expr.kwargs)
+        elif tp is Compare:
+            self.emit(expr.left)
+            self.emit(expr.right)
+            op = expr.op
+            if op in ("is", "is not"):
+                e.is_op(negate=op == "is not")
+            elif op in ("in", "not in"):
+                e.contains_op(negate=op == "not in")
+            else:
+                e.compare(op)
+        elif tp is Not:
+            self.emit(expr.operand)
+            if PY313:
+                e.emit("TO_BOOL")
+            e.emit("UNARY_NOT")
+        elif tp is Build:
+            self.emit_build(expr)
+        else:
+            raise TypeError("cannot compile %r" % (expr,))
+
+    def emit_call(self, func, args, kwargs=()):
+        """``( -- func(*args, **kwargs))``."""
+        e = self.e
+        if type(func) is Obj and not is_literal(func.value):
+            e.load_global(self.name(func), push_null=True)
+        else:
+            with e.callable():
+                self.emit(func)
+        for a in args:
+            self.emit(a)
+        for _, v in kwargs:
+            self.emit(v)
+        e.call(len(args) + len(kwargs), kwnames=tuple(k for k, _ in kwargs))
+
+    def emit_build(self, expr):
+        e = self.e
+        if expr.kind == "dict":
+            for k, v in expr.items:
+                self.emit(k)
+                self.emit(v)
+            e.emit("BUILD_MAP", len(expr.items))
+            return
+        for item in expr.items:
+            self.emit(item)
+        e.emit({"tuple": "BUILD_TUPLE", "list": "BUILD_LIST", "set": "BUILD_SET"}[expr.kind],
+               len(expr.items))

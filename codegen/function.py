@@ -1,0 +1,78 @@
+"""Shared scaffolding for generated functions (guards and mocks).
+
+:class:`GeneratedFunction` pairs an :class:`~.emit.Emitter` with an
+:class:`~.exprs.ExprCompiler` and keeps a rendered Python listing in step
+with the bytecode: every statement is one listing line, and the emitter's
+line number follows it, so a traceback through generated code points at the
+right line of the listing that ``explain`` prints.
+
+Access paths are evaluated once each and kept in locals (``s0``, ``s1``...):
+:meth:`resolve` emits ``s3 = s1.__dict__`` the first time a path is needed.
+"""
+import os
+
+from ..refgraph.expr import GetAttr, GetItem, Local, Obj, const
+from ..refgraph.sources import Arg, Attr, Item, Kwarg, Root
+from .emit import Emitter
+from .exprs import ExprCompiler
+
+
+class GeneratedFunction:
+    """Builds one function: bytecode plus its Python rendering."""
+
+    def __init__(self, name, argnames, filename):
+        self.fn_name = name
+        self.argnames = list(argnames)
+        self.e = Emitter(filename=filename, first_lineno=1)
+        self.c = ExprCompiler(self.e)
+        self.lines = ["def %s(%s):" % (name, ", ".join(argnames))]
+        self.e.lineno = 1
+        self._local_of = {}
+        self._counter = 0
+
+    # -- listing ------------------------------------------------------------
+    def line(self, text, site=None):
+        """Start a new listing line (the bytecode emitted next maps to it)."""
+        if site:
+            text = "%s  # %s:%s" % (text, os.path.basename(site[0] or "?"), site[1])
+        self.lines.append("    " + text)
+        self.e.lineno = len(self.lines)
+
+    def new_local(self, prefix="t"):
+        self._counter += 1
+        return "%s%d" % (prefix, self._counter)
+
+    # -- access paths -----------------------------------------------------------
+    def resolve(self, source):
+        """An expression for ``source``'s value, evaluating it at most once."""
+        if type(source) is Root:
+            return Obj(source.value, source.hint)
+        local = self._local_of.get(source)
+        if local is not None:
+            return Local(local)
+        tp = type(source)
+        if tp is Arg:
+            expr = GetItem(Local("args"), const(source.index))
+        elif tp is Kwarg:
+            expr = GetItem(Local("kwargs"), const(source.name))
+        elif tp is Attr:
+            expr = GetAttr(self.resolve(source.of), source.name)
+        elif tp is Item:
+            expr = GetItem(self.resolve(source.of), const(source.key))
+        else:
+            raise TypeError("unknown source %r" % (source,))
+        name = self.new_local("s")
+        self.assign(name, expr)
+        self._local_of[source] = name
+        return Local(name)
+
+    def assign(self, name, expr, site=None):
+        """``name = expr``."""
+        self.line("%s = %s" % (name, self.c.render(expr)), site)
+        self.c.emit(expr)
+        self.e.store_fast(name)
+
+    def build(self):
+        """The function object (globals: the constants it names)."""
+        fn = self.e.build_function(self.fn_name, self.argnames, self.c.globals)
+        return fn, "\n".join(self.lines)

@@ -1,0 +1,49 @@
+"""Guard generation: a list of guards -> one bytecode function.
+
+The generated function has the signature ``guard(args, kwargs)`` and returns
+``True`` when every check holds, or the index of the first failing guard
+(the cache counts failures per guard to say which one causes recompiles).
+It never catches exceptions itself: the caller treats a guard that raises
+as a miss.  Its rendering, one line per check with the user's ``file:line``
+that caused it, is what ``explain`` shows.
+"""
+from ..refgraph.expr import Build, Call, Compare, GetAttr, Local, Obj, const
+from .function import GeneratedFunction
+
+
+def build_guard(guards, nargs, kwnames):
+    """Compile ``guards`` (RefGraph guard objects, in order) to a function.
+
+    ``nargs`` and ``kwnames`` pin the call's shape first: a trace of
+    ``f(x)`` (default ``y``) must not serve ``f(x, y=3)``.
+    Returns ``(function, listing)``.
+    """
+    g = GeneratedFunction("guard", ["args", "kwargs"], "<pyinterp-guard>")
+    e = g.e
+    failures = []
+
+    def check(expr, index, site=None):
+        label = e.label()
+        failures.append((label, index))
+        g.line("if not (%s): return %d" % (g.c.render(expr), index), site)
+        g.c.emit(expr)
+        e.jump_if_false(label)
+
+    check(Compare("==", Call(Obj(len, "len"), (Local("args"),)), const(nargs)), -1)
+    check(Compare("==", Call(GetAttr(Local("kwargs"), "keys")),
+                  Build("set", tuple(const(k) for k in sorted(kwnames)))), -1)
+    for index, guard in enumerate(guards):
+        for expr in guard.checks(g.resolve):
+            check(expr, index, guard.site)
+    g.line("return True")
+    e.return_const(True)
+    for label, index in failures:
+        e.place(label)
+        e.return_const(index)
+    return g.build()
+
+
+def render_guard(guard):
+    """One guard as a line of Python, with paths spelled out in full."""
+    names = lambda node: node.hint or "<%s>" % type(node.value).__name__  # noqa: E731
+    return " and ".join(c.render(names) for c in guard.checks(lambda s: s.expr()))

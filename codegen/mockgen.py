@@ -1,0 +1,226 @@
+"""Mock generation: replay a traced run without interpreting it.
+
+The generated ``mock(args, kwargs)``:
+
+1. loads each graph input by its access path and calls the compiled graph
+   (``outs = graph(s1, s4, ...)``);
+2. replays the run's writes to outside state in program order: ``setattr``,
+   ``delattr``, item stores and deletes, container methods (``append``...),
+   global and cell stores, deferred calls such as ``print``;
+3. rebuilds the return value: literals are constants, tensors computed by
+   the graph come from ``outs``, objects from outside come by their path
+   (so ``f(x) is x`` still holds), containers and objects created by the
+   run are built anew on every call.
+
+Values are planned twice: :func:`graph_outputs` first finds the tensors the
+mock needs from the graph (the graph's outputs), then :class:`MockBuilder`
+emits the code.
+"""
+import attrs
+
+import types
+
+from ..refgraph.expr import Build, Call, GetAttr, GetItem, Local, Obj, const, is_literal
+from ..refgraph.fxgraph import Unrepresentable
+from .function import GeneratedFunction
+
+_IMMUTABLE_LEAVES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
+                     range, slice)
+
+
+def rebuild_object(cls, state, items=None):
+    """A new ``cls`` instance with ``state`` as its attributes (and ``items``
+    for a dict subclass), made without calling ``__init__``: how the mock
+    recreates objects (dataclasses, ``ModelOutput``) that the traced run
+    created."""
+    obj = cls.__new__(cls)
+    if state:
+        try:
+            obj.__dict__.update(state)
+        except AttributeError:  # __slots__
+            for name, value in state.items():
+                object.__setattr__(obj, name, value)
+    if items:
+        dict.update(obj, items)
+    return obj
+
+
+@attrs.define
+class Walker:
+    """Classifies the values a mock must produce (shared by both passes)."""
+
+    torch: object
+    source_of: object
+    is_graph_value: object
+
+    def kind(self, value):
+        torch = self.torch
+        if torch is not None and isinstance(value, torch.Tensor):
+            if self.source_of(value) is not None:
+                return "source"
+            if self.is_graph_value(value):
+                return "output"
+            raise Unrepresentable("untracked-tensor",
+                                  "the result holds a tensor no recorded op produced")
+        if type(value) in _IMMUTABLE_LEAVES or (torch is not None and isinstance(
+                value, (torch.dtype, torch.device, torch.Size, torch.layout))):
+            return "literal"
+        if self.source_of(value) is not None:
+            return "source"
+        tp = type(value)
+        if tp in (tuple, list, dict, set, frozenset):
+            return "container"
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return "namedtuple"
+        if _rebuildable(value):
+            return "object"
+        raise Unrepresentable("unsupported-value",
+                              "cannot rebuild a %s created by the traced run"
+                              % tp.__qualname__)
+
+    def children(self, value):
+        """The values inside a container or rebuildable object."""
+        kind = self.kind(value)
+        if kind in ("container", "namedtuple"):
+            if isinstance(value, dict):
+                return list(value.keys()) + list(value.values())
+            return list(value)
+        if kind == "object":
+            state, items = _object_state(value)
+            return list(state.values()) + list(items.values()) + list(items.keys())
+        return []
+
+
+def graph_outputs(walker, values):
+    """The graph-computed tensors reachable from ``values``, in first-seen order."""
+    outputs = []
+    seen = set()
+    stack = list(reversed(values))
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        kind = walker.kind(value)
+        if kind == "output":
+            outputs.append(value)
+        else:
+            stack.extend(reversed(walker.children(value)))
+    return outputs
+
+
+class MockBuilder:
+    """Emits the mock for one trace."""
+
+    def __init__(self, walker, outputs):
+        self.w = walker
+        self.out_index = {id(t): i for i, t in enumerate(outputs)}
+        self.g = GeneratedFunction("mock", ["args", "kwargs"], "<pyinterp-mock>")
+        self._built = {}
+        self._building = set()
+
+    def call_graph(self, graph, input_sources):
+        """``outs = graph(*inputs)``."""
+        inputs = tuple(self.g.resolve(s) for s in input_sources)
+        self.g.assign("outs", Call(Obj(graph, "graph"), inputs))
+
+    def value(self, value):
+        """An expression producing ``value`` on every call."""
+        kind = self.w.kind(value)
+        if kind == "literal":
+            return const(value) if is_literal(value) else Obj(value, repr(value))
+        if kind == "output":
+            return GetItem(Local("outs"), const(self.out_index[id(value)]))
+        if kind == "source":
+            return self.g.resolve(self.w.source_of(value))
+        key = id(value)
+        if key in self._built:
+            return Local(self._built[key])
+        if key in self._building:
+            raise Unrepresentable("unsupported-value", "a returned object refers to itself")
+        self._building.add(key)
+        try:
+            expr = self._construct(kind, value)
+        finally:
+            self._building.discard(key)
+        if type(value) in (tuple, frozenset) and kind == "container":
+            return expr  # immutable: no identity to preserve
+        name = self.g.new_local("v")
+        self.g.assign(name, expr)
+        self._built[key] = name
+        return Local(name)
+
+    def _construct(self, kind, value):
+        tp = type(value)
+        if kind == "container":
+            if tp is dict:
+                return Build("dict", tuple((self.value(k), self.value(v)) for k, v in value.items()))
+            if tp is frozenset:
+                return Call(Obj(frozenset, "frozenset"), (Build("tuple", self._items(value)),))
+            return Build(tp.__name__, self._items(value))
+        if kind == "namedtuple":
+            return Call(Obj(tp, tp.__qualname__), self._items(value))
+        state, items = _object_state(value)
+        args = [Obj(tp, tp.__qualname__),
+                Build("dict", tuple((const(k), self.value(v)) for k, v in state.items()))]
+        if items:
+            args.append(Build("dict", tuple((self.value(k), self.value(v))
+                                            for k, v in items.items())))
+        return Call(Obj(rebuild_object, "rebuild_object"), tuple(args))
+
+    def _items(self, values):
+        return tuple(self.value(v) for v in values)
+
+    # -- side effects ---------------------------------------------------------
+    def effect(self, eff):
+        g = self.g
+        if eff.kind == "call":
+            if eff.target is None:
+                func = Obj(eff.name, getattr(eff.name, "__qualname__", "fn"))
+            else:
+                func = GetAttr(g.resolve(eff.target), eff.name)
+            expr = Call(func, self._items(eff.operands),
+                        tuple((k, self.value(v)) for k, v in eff.kwargs.items()))
+        else:
+            target = g.resolve(eff.target)
+            fn = {"setattr": setattr, "delattr": delattr}.get(eff.kind)
+            if fn is not None:
+                expr = Call(Obj(fn, fn.__name__), (target, const(eff.name)) + self._items(eff.operands))
+            else:
+                method = "__setitem__" if eff.kind == "setitem" else "__delitem__"
+                expr = Call(GetAttr(target, method), (self.key(eff.name),) + self._items(eff.operands))
+        g.line(g.c.render(expr), eff.site)
+        g.c.emit(expr)
+        g.e.pop_top()
+
+    def key(self, key):
+        return const(key) if is_literal(key) else self.value(key)
+
+    def finish(self, result):
+        expr = self.value(result)
+        self.g.line("return %s" % self.g.c.render(expr))
+        self.g.c.emit(expr)
+        self.g.e.return_value()
+        return self.g.build()
+
+
+def _rebuildable(value):
+    tp = type(value)
+    if tp.__module__ == "builtins" and tp not in (object,):
+        return False
+    if callable(value) and not hasattr(value, "__dict__"):
+        return False
+    if isinstance(value, (types.FunctionType, types.ModuleType, type, types.GeneratorType,
+                          types.CoroutineType, types.MethodType)):
+        return False
+    return hasattr(value, "__dict__") or bool(getattr(tp, "__slots__", ()))
+
+
+def _object_state(value):
+    state = dict(getattr(value, "__dict__", {}) or {})
+    for cls in type(value).__mro__:
+        for slot in getattr(cls, "__slots__", ()) if "__slots__" in cls.__dict__ else ():
+            if slot not in ("__dict__", "__weakref__") and hasattr(value, slot):
+                state[slot] = getattr(value, slot)
+    items = dict(dict.items(value)) if isinstance(value, dict) else {}
+    return state, items

@@ -1,0 +1,219 @@
+"""Capture state for one traced run: the RefGraph, the FX recorder, breaks.
+
+Tensor ops are seen by a ``TorchFunctionMode`` (:class:`RecordingMode`)
+pushed for the whole traced run: every torch function, ``Tensor`` method,
+operator and tensor property reaches :meth:`Capture.on_torch_function`,
+which classifies it, runs it for real and records it in the FX graph.  The
+interpreter marks the native calls it makes on behalf of the program that
+are *not* torch calls (``Capture.opaque``); a torch op seen inside one of
+those ran in a native callback the interpreter did not follow, and is a
+break (``native-callback``).
+
+A break (``Capture.break_graph``) either raises :class:`GraphBreakSignal`
+(``fullgraph=True``) or turns capture off for the rest of the run, which
+then simply finishes in the interpreter.
+"""
+import os
+
+import torch
+
+from .errors import GraphBreakSignal
+from .refgraph.breaks import BreakRecord
+from .refgraph.fxgraph import GraphRecorder, Unrepresentable
+from .refgraph.refgraph import RefGraph
+
+Tensor = torch.Tensor
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_NN_MODULES_DIR = os.path.join(_TORCH_DIR, "nn", "modules") + os.sep
+
+# Tensor methods (by __name__) whose Python result depends on tensor data.
+_DATA_DEPENDENT = frozenset({
+    "item", "tolist", "__bool__", "__int__", "__float__", "__index__", "__complex__",
+    "__contains__", "equal", "is_nonzero", "allclose", "__hash__", "_local_scalar_dense",
+})
+_TO_OTHER_LIBRARY = frozenset({"numpy", "__array__", "__array_wrap__", "data_ptr",
+                               "untyped_storage", "storage", "__dlpack__"})
+_TEXT = frozenset({"__format__", "__repr__", "__str__"})
+_BACKWARD = frozenset({"backward", "grad"})
+_DATA_DEPENDENT_SHAPE = frozenset({
+    "nonzero", "masked_select", "unique", "unique_consecutive", "argwhere",
+    "repeat_interleave", "bincount", "nonzero_static",
+})
+_MUTATING = frozenset({"__setitem__", "__delitem__", "copy_", "set_", "resize_"})
+
+
+class RecordingMode(torch.overrides.TorchFunctionMode):
+    """Routes every torch call made during a traced run to the capture."""
+
+    def __init__(self, capture):
+        super().__init__()
+        self.capture = capture
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.capture.on_torch_function(func, args, kwargs or {})
+
+
+class Capture:
+    """The state of one traced run."""
+
+    def __init__(self, fullgraph=False):
+        self.refgraph = RefGraph(torch)
+        self.recorder = GraphRecorder(self.refgraph.source_of)
+        self.fullgraph = fullgraph
+        self.active = True
+        self.breaks = []
+        self.opaque = 0
+        self.vm = None
+        self.explain = False
+        self.segments = 0
+        self._ops_at_break = 0
+
+    # -- where we are -------------------------------------------------------
+    def site(self):
+        """The user's ``(filename, lineno)`` being executed, or None."""
+        frame = self.vm.top if self.vm is not None else None
+        while frame is not None and _is_torch_file(frame.code.co_filename):
+            frame = frame.back
+        if frame is None:
+            return None
+        return frame.code.co_filename, frame.lineno
+
+    # -- breaks -------------------------------------------------------------
+    def break_graph(self, kind, message):
+        """The run met something it cannot capture: raise under fullgraph,
+        else stop capturing (the run finishes in the interpreter)."""
+        site = self.site()
+        record = BreakRecord(kind, message, *(site or (None, None)))
+        if self.fullgraph:
+            raise GraphBreakSignal(record)
+        if self.explain:
+            # explain() counts every break event and keeps going, splitting
+            # the ops into the graphs a run with resume points would have.
+            self.breaks.append(record)
+            self._end_segment()
+        elif self.active:
+            self.breaks.append(record)
+            self.active = False
+
+    def _end_segment(self):
+        if self.recorder.op_count > self._ops_at_break:
+            self.segments += 1
+        self._ops_at_break = self.recorder.op_count
+
+    def finish(self):
+        """The run is over: count the last graph segment."""
+        self._end_segment()
+
+    # -- torch calls ----------------------------------------------------------
+    def on_torch_function(self, func, args, kwargs):
+        """A torch function, Tensor method or tensor property was called."""
+        if not self.active:
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", "")
+        prop = _property_name(func)
+        if prop is None:
+            why = self._refuse(func, name, args)
+            if why is not None:
+                self.break_graph(*why)
+                return func(*args, **kwargs)
+            if name == "__iter__" and len(args) == 1 and isinstance(args[0], Tensor):
+                return iter(self.on_torch_function(Tensor.unbind, (args[0], 0), {}))
+        elif prop == "grad" or prop == "_base":
+            self.break_graph("tensor-to-python", "reading .%s of a tensor" % prop)
+            return func(*args, **kwargs)
+        if self.opaque:
+            self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
+            return func(*args, **kwargs)
+        result = func(*args, **kwargs)
+        if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \
+                not name.endswith("__"):
+            try:
+                if prop is not None:
+                    self.recorder.record(getattr, (args[0], prop), {}, result)
+                else:
+                    self.recorder.record(func, args, kwargs, result)
+            except Unrepresentable as e:
+                self.break_graph(e.kind, e.message)
+        return result
+
+    def _refuse(self, func, name, args):
+        """``(kind, message)`` if ``func`` cannot be captured, else None."""
+        if name in _DATA_DEPENDENT:
+            return "data-dependent-value", "%s() turns tensor data into a Python value" % name
+        if name in _TO_OTHER_LIBRARY:
+            return "tensor-to-python", "Tensor.%s() leaves torch" % name
+        if name in _TEXT:
+            return "text-of-tensor", "%s of a tensor reads its data" % name
+        if name in _BACKWARD and ("autograd" in (getattr(func, "__module__", "") or "")
+                                  or name == "backward"):
+            return "backward", "%s() inside the traced function" % _spell(func)
+        if name in _DATA_DEPENDENT_SHAPE:
+            return "data-dependent-shape", "%s() has a data-dependent output size" % name
+        if name == "__getitem__" and len(args) == 2 and _bool_index(args[1]):
+            return "data-dependent-shape", "indexing with a boolean mask"
+        if name == "where" and len(args) == 1:
+            return "data-dependent-shape", "torch.where(condition) with one argument"
+        return None
+
+    # -- native calls ---------------------------------------------------------
+    def call_opaque(self, fn, args, kwargs):
+        """Run a non-torch C callable; torch ops inside it are escapes."""
+        self.opaque += 1
+        try:
+            return fn(*args, **kwargs) if kwargs else fn(*args)
+        finally:
+            self.opaque -= 1
+
+    def call_torch(self, fn, args, kwargs):
+        """Run torch's own Python natively (recorded as leaf ops); keep
+        grad-mode changes (``no_grad().__enter__``) as graph nodes."""
+        grad = torch.is_grad_enabled()
+        autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
+        result = fn(*args, **kwargs) if kwargs else fn(*args)
+        if self.active:
+            now = torch.is_grad_enabled()
+            if now != grad:
+                self.recorder.record_effect(torch._C._set_grad_enabled, (now,))
+            if (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")) != autocast:
+                self.break_graph("unsupported-global-state",
+                                 "autocast state changed by %s" % _spell(fn))
+        return result
+
+
+def is_torch_function(fn):
+    """True for torch's own Python functions that run natively while tracing
+    (everything in the torch package except ``torch.nn.modules``, whose
+    ``Module.__call__`` and ``forward`` methods are followed)."""
+    filename = fn.__code__.co_filename
+    return filename.startswith(_TORCH_DIR) and not filename.startswith(_NN_MODULES_DIR)
+
+
+def _is_torch_file(filename):
+    return filename.startswith(_TORCH_DIR)
+
+
+def _property_name(func):
+    """For a tensor property's getter (``Tensor.T.__get__``), the name."""
+    owner = getattr(func, "__self__", None)
+    if getattr(func, "__name__", None) == "__get__" and owner is not None:
+        return getattr(owner, "__name__", None)
+    return None
+
+
+def _bool_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, Tensor) and i.dtype in (torch.bool, torch.uint8) for i in items)
+
+
+def _holds_tensor(value):
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (tuple, list)):
+        return any(_holds_tensor(v) for v in value)
+    return False
+
+
+def _spell(func):
+    module = getattr(func, "__module__", None) or ""
+    qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return "%s.%s" % (module, qualname) if module else qualname

@@ -1,0 +1,646 @@
+"""The interpreter with capture on: the annotation rules of the opcodes.
+
+:class:`CaptureInterpreter` is the plain :class:`~pyinterp.vm.Interpreter`
+with its data-model entry points (``load_attr``, ``getitem``, ``call``...)
+wrapped: each runs the real operation, then tells the RefGraph what was read
+from or written to outside state.  The few instructions that touch
+namespaces directly (globals, closure cells) and the fast paths that read
+whole containers get capture variants of their handlers
+(:func:`captured_instructions`).  With capture inactive (after a break)
+every wrapper goes straight to the plain behaviour.
+"""
+import contextvars
+import functools
+import logging
+import types
+import warnings
+
+import torch
+
+from . import attributes, calls, containers, operators
+from .capture import is_torch_function
+from .dunders import NATIVE_CALLABLE_TYPES, needs_interpreter
+from .frame import decoded_for
+from .lookup import MISSING, lookup
+from .refgraph.expr import is_literal
+from .refgraph.refgraph import _all_scalars
+from .refgraph.sources import Attr, Item, Root
+from .vm import Interpreter
+
+Tensor = torch.Tensor
+FunctionType = types.FunctionType
+MethodType = types.MethodType
+_C_CONTAINERS = (list, tuple, dict)
+_IMPURE_MODULES = frozenset({"random", "_random", "time", "os", "posix", "nt", "uuid",
+                             "secrets", "socket", "select", "_io", "io", "datetime"})
+
+# Methods of outside containers: which ones write, which ones only read.
+_MUTATORS = {
+    list: {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+           "__setitem__", "__delitem__", "__iadd__"},
+    dict: {"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__",
+           "move_to_end"},
+    set: {"add", "discard", "remove", "pop", "clear", "update", "difference_update",
+          "intersection_update", "symmetric_difference_update"},
+}
+_READERS = {
+    list: {"index", "count", "copy", "__getitem__", "__len__", "__contains__", "__iter__",
+           "__reversed__"},
+    tuple: {"index", "count", "__getitem__", "__len__", "__contains__", "__iter__"},
+    dict: {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__", "__len__",
+           "__iter__", "__reversed__"},
+}
+# Builtins whose only outside reads are the items of container arguments.
+_CONSUMERS = frozenset(id(f) for f in (
+    list, tuple, dict, set, frozenset, sorted, enumerate, zip, reversed, sum, min, max, any,
+    all, iter, map, filter, str.join, dict.fromkeys))
+# Builtins that read nothing but what the guards already fix (types).
+_NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, id, type))
+_LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
+
+
+class CaptureInterpreter(Interpreter):
+    """Runs a traced function, applying each opcode's RefGraph rule."""
+
+    def __init__(self, capture, debug=False):
+        super().__init__(debug=debug)
+        self.capture = capture
+        self.refgraph = capture.refgraph
+        capture.vm = self
+
+    def variant(self, code):
+        return captured_instructions(code)
+
+    # -- reads ----------------------------------------------------------------
+    def load_attr(self, obj, name):
+        value = attributes.load_attr(self, obj, name)
+        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor) \
+                and _native_read(obj, name):
+            self.refgraph.read_attr(obj, name, value, self.capture.site())
+        return value
+
+    def plain_method(self, obj, name):
+        func = attributes.plain_method(self, obj, name)
+        if func is not None and self.capture.active and self.refgraph.is_outside(obj):
+            base = self.refgraph.source_of(obj)
+            self.refgraph.read(Attr(Attr(base, name), "__func__"), func, self.capture.site())
+        return func
+
+    def getitem(self, container, key):
+        value = containers.getitem(self, container, key)
+        if self.capture.active and self.refgraph.is_outside(container) \
+                and not isinstance(container, Tensor):
+            if type(key) is slice or not _hashable(key):
+                self._read_all(container)
+            elif not needs_interpreter(lookup(type(container), "__getitem__")):
+                self.refgraph.read_item(container, key, value, self.capture.site())
+        return value
+
+    def contains(self, container, item):
+        result = containers.contains(self, container, item)
+        if self.capture.active and self.refgraph.is_outside(container) \
+                and not isinstance(container, Tensor) \
+                and not needs_interpreter(lookup(type(container), "__contains__")):
+            if isinstance(container, (dict, set, frozenset)) and _hashable(item):
+                self.refgraph.read_contains(container, item, result, self.capture.site())
+            else:
+                self._read_all(container)
+        return result
+
+    def length(self, obj):
+        result = operators.length(self, obj)
+        self._read_len(obj)
+        return result
+
+    def truth(self, value):
+        result = operators.truth(self, value)
+        if type(value) not in (bool, int, float, str, type(None)):
+            self._read_len(value)
+        return result
+
+    def get_iter(self, obj):
+        self._read_all(obj)
+        return containers.get_iter(self, obj)
+
+    def iterate(self, obj):
+        self._read_all(obj)
+        return containers.iterate(self, obj)
+
+    def unpack(self, seq, before, after):
+        self._read_all(seq)
+        return containers.unpack(self, seq, before, after)
+
+    def _read_len(self, obj):
+        if self.capture.active and self.refgraph.is_outside(obj) \
+                and isinstance(obj, _C_CONTAINERS + (set, frozenset)) \
+                and not needs_interpreter(lookup(type(obj), "__len__")):
+            self.refgraph.read_len(obj, self.capture.site())
+
+    def _read_all(self, obj):
+        """``obj`` is about to be iterated natively: guard all of it."""
+        if not (self.capture.active and self.refgraph.is_outside(obj)) or isinstance(obj, Tensor):
+            return
+        if isinstance(obj, _C_CONTAINERS) and not needs_interpreter(lookup(type(obj), "__iter__")):
+            self.refgraph.read_all(obj, self.capture.site())
+        elif type(obj) in (set, frozenset) and _all_scalars(obj):
+            pass  # guarded by value when read
+        elif type(obj) in (set, frozenset) or not needs_interpreter(lookup(type(obj), "__iter__")) \
+                and lookup(type(obj), "__iter__") is not MISSING:
+            self.capture.break_graph("opaque-native-call",
+                                     "iterating a %s from outside natively" % type(obj).__name__)
+
+    # -- writes ---------------------------------------------------------------
+    def store_attr(self, obj, name, value):
+        cap = self.capture
+        if cap.active and self.refgraph.is_outside(obj):
+            if isinstance(obj, Tensor):
+                cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
+            else:
+                self.refgraph.write_attr(obj, name, value, cap.site())
+                self._mark_module_dirty(obj)
+                setattr(obj, name, value)  # Python __setattr__ runs natively; replayed as is
+                return
+        attributes.store_attr(self, obj, name, value)
+
+    def delete_attr(self, obj, name):
+        cap = self.capture
+        if cap.active and self.refgraph.is_outside(obj):
+            self.refgraph.write_attr(obj, name, None, cap.site(), delete=True)
+            self._mark_module_dirty(obj)
+            delattr(obj, name)
+            return
+        attributes.delete_attr(self, obj, name)
+
+    def _mark_module_dirty(self, obj):
+        """A native ``__setattr__`` may have changed the object's dicts."""
+        d = getattr(obj, "__dict__", None)
+        targets = [d] if isinstance(d, dict) else []
+        if isinstance(obj, torch.nn.Module):
+            targets += [obj._parameters, obj._buffers, obj._modules]
+        for t in targets:
+            self.refgraph.mark_dirty(t)
+
+    def setitem(self, container, key, value):
+        self._write_item(container, key, value, False)
+        containers.setitem(self, container, key, value)
+
+    def delitem(self, container, key):
+        self._write_item(container, key, None, True)
+        containers.delitem(self, container, key)
+
+    def _write_item(self, container, key, value, delete):
+        cap = self.capture
+        if cap.active and self.refgraph.is_outside(container) and not isinstance(container, Tensor):
+            method = "__delitem__" if delete else "__setitem__"
+            if needs_interpreter(lookup(type(container), method)):
+                return  # the Python method's own writes are recorded
+            if type(key) is slice or not _hashable(key):
+                self.refgraph.write_call(container, method, (key,) if delete else (key, value),
+                                         None, cap.site())
+            else:
+                self.refgraph.write_item(container, key, value, cap.site(), delete=delete)
+
+    # -- calls ----------------------------------------------------------------
+    def call(self, fn, args, kwargs=None):
+        if not self.capture.active:
+            return calls.call(self, fn, args, kwargs)
+        tp = type(fn)
+        if tp is MethodType:
+            return self.call(fn.__func__, (fn.__self__,) + tuple(args), kwargs)
+        if tp is FunctionType:
+            return self.call_function(fn, args, kwargs)
+        special = _SPECIAL_CALLS.get(id(fn))
+        if special is not None and special[0] is fn:
+            return special[1](self, fn, tuple(args), kwargs or {})
+        lookaside = calls.LOOKASIDES.get(id(fn))
+        if lookaside is not None and lookaside[0] is fn:
+            if id(fn) in _CONSUMERS:
+                for a in args:
+                    self._read_all(a)
+            return lookaside[1](self, args, kwargs)
+        if tp is functools.partial:
+            merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
+            return self.call(fn.func, fn.args + tuple(args), merged)
+        if isinstance(fn, type):
+            return self._construct(fn, tuple(args), kwargs)
+        if tp in NATIVE_CALLABLE_TYPES or not needs_interpreter(lookup(tp, "__call__")):
+            return self._call_native(fn, tuple(args), kwargs)
+        return calls.call(self, fn, args, kwargs)
+
+    def call_function(self, func, args, kwargs=None):
+        cap = self.capture
+        if cap.active:
+            special = _SPECIAL_CALLS.get(id(func))
+            if special is not None and special[0] is func:
+                return special[1](self, func, tuple(args), kwargs or {})
+            if is_torch_function(func) and not self._has_outside_object(args, kwargs):
+                return cap.call_torch(func, args, kwargs)
+        return calls.call_function(self, func, args, kwargs)
+
+    def _has_outside_object(self, args, kwargs):
+        """True if an argument is an outside non-tensor object (a torch
+        function reading it natively could not be guarded)."""
+        rg = self.refgraph
+        values = list(args) + (list(kwargs.values()) if kwargs else [])
+        return any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values)
+
+    def _construct(self, cls, args, kwargs):
+        if cls is type and len(args) == 1 and not kwargs:
+            return type(args[0])
+        if id(cls) in _CONSUMERS:
+            for a in args:
+                self._read_all(a)
+            return calls.construct(self, cls, args, kwargs)
+        if cls.__module__.startswith("torch") and not issubclass(cls, torch.nn.Module):
+            return self.capture.call_torch(cls, args, kwargs)
+        return calls.construct(self, cls, args, kwargs)
+
+    def _call_native(self, fn, args, kwargs):
+        cap = self.capture
+        rg = self.refgraph
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            if isinstance(owner, Tensor):
+                return calls.call(self, fn, args, kwargs)
+            if rg.is_outside(owner):
+                if fn.__name__ == "__getattribute__" and len(args) == 1 and not kwargs \
+                        and type(args[0]) is str:
+                    value = calls.call(self, fn, args, kwargs)
+                    self._raw_attribute_read(owner, args[0], value)
+                    return value
+                self._outside_method(owner, fn.__name__, args, kwargs)
+                return calls.call(self, fn, args, kwargs)
+        if _is_torch_native(fn):
+            return calls.call(self, fn, args, kwargs)
+        if _is_impure(fn):
+            cap.break_graph("impure-call", "%s() returns a different value on every call"
+                            % getattr(fn, "__qualname__", fn))
+            return calls.call(self, fn, args, kwargs)
+        if id(fn) in _NEUTRAL:
+            return calls.call(self, fn, args, kwargs)
+        if id(fn) in _CONSUMERS:
+            for a in args:
+                self._read_all(a)
+            return calls.call(self, fn, args, kwargs)
+        values = list(args) + (list(kwargs.values()) if kwargs else [])
+        if any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values):
+            cap.break_graph("opaque-native-call", "%s() received an object from outside"
+                            % getattr(fn, "__qualname__", fn))
+            return calls.call(self, fn, args, kwargs)
+        if any(isinstance(v, Tensor) for v in values):
+            return calls.call(self, fn, args, kwargs)
+        cap.opaque += 1
+        try:
+            return calls.call(self, fn, args, kwargs)
+        finally:
+            cap.opaque -= 1
+
+    def _raw_attribute_read(self, owner, name, value):
+        """``object.__getattribute__(owner, name)``: guard the instance-dict
+        entry when that is where the value came from (cheap to re-read),
+        else the attribute."""
+        rg = self.refgraph
+        site = self.capture.site()
+        try:
+            d = object.__getattribute__(owner, "__dict__")
+        except AttributeError:
+            d = None
+        if type(d) is dict and name in d and d[name] is value:
+            if not rg.is_outside(d):
+                rg.read(Attr(rg.source_of(owner), "__dict__"), d, site)
+            rg.read_item(d, name, value, site)
+        else:
+            rg.read_attr(owner, name, value, site)
+
+    def _outside_method(self, owner, name, args, kwargs):
+        """A C method of an outside object: record its read or write."""
+        rg = self.refgraph
+        site = self.capture.site()
+        for base in type(owner).__mro__:
+            if name in _MUTATORS.get(base, ()):
+                rg.write_call(owner, name, args, kwargs, site)
+                return
+            if name in _READERS.get(base, ()):
+                if base is dict and name == "get" and args and is_literal(args[0]):
+                    present = dict.__contains__(owner, args[0])
+                    rg.read_contains(owner, args[0], present, site)
+                    if present:
+                        rg.read_item(owner, args[0], dict.__getitem__(owner, args[0]), site)
+                elif base is dict and name == "keys":
+                    rg.read_all(owner, site)
+                else:
+                    rg.read_all(owner, site)
+                return
+        if isinstance(owner, _IMMUTABLE_OWNERS + _NEUTRAL_OWNERS):
+            return
+        self.capture.break_graph("opaque-native-call", "%s.%s() on an object from outside"
+                                 % (type(owner).__name__, name))
+
+
+def _hashable(key):
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return not isinstance(key, Tensor)
+
+
+def _native_read(obj, name):
+    """True if ``obj.name`` is found without running Python code (then the
+    read itself is guarded; otherwise the interpreted getter's reads are)."""
+    plan = attributes._plans.get((type(obj), name, "get"), attributes._plans)
+    if plan is attributes.NATIVE:
+        return True
+    if isinstance(obj, type):
+        return False
+    tp = type(obj)
+    if needs_interpreter(lookup(tp, "__getattribute__")):
+        return False
+    attr = lookup(tp, name)
+    if attr is not MISSING:
+        return not needs_interpreter(lookup(type(attr), "__get__")) and \
+            not isinstance(attr, property)
+    d = getattr(obj, "__dict__", None)
+    return isinstance(d, dict) and name in d
+
+
+def _is_torch_native(fn):
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith("torch"):
+        return True
+    owner = getattr(fn, "__self__", None)
+    return isinstance(owner, types.ModuleType) and owner.__name__.startswith("torch")
+
+
+def _is_impure(fn):
+    module = getattr(fn, "__module__", None)
+    if module is None:
+        owner = getattr(fn, "__self__", None)
+        module = type(owner).__module__ if owner is not None else None
+        if isinstance(owner, types.ModuleType):
+            module = owner.__name__
+    return module in _IMPURE_MODULES
+
+
+_IMMUTABLE_OWNERS = (str, bytes, int, float, complex, frozenset, type(__import__("re").compile("")),
+                     torch.dtype, torch.device, torch.Size)
+# Owners whose methods the RefGraph treats as neutral: context variables
+# (set and reset around a call by libraries such as transformers; the run
+# leaves them as it found them).
+_NEUTRAL_OWNERS = (contextvars.ContextVar, contextvars.Token)
+
+
+# -- calls replayed by the mock ------------------------------------------------
+def _deferred(vm, fn, args, kwargs):
+    """``print``, logging and ``warnings.warn``: run now, replay in the mock.
+
+    The call goes through a trampoline whose code carries the user's file,
+    line and function name, so that log records and warnings point at the
+    user's line both now and on every replay."""
+    from .codegen.trampoline import trampoline
+
+    cap = vm.capture
+    site = cap.site()
+    frame = vm.top
+    if fn is warnings.warn and (kwargs.get("stacklevel", args[2] if len(args) > 2 else 1) != 1):
+        cap.break_graph("unsupported-value", "warnings.warn with stacklevel other than 1")
+        return calls.call(vm, fn, args, kwargs)
+    if not _printable(args, kwargs):
+        cap.break_graph("unsupported-value", "%s() of an object the mock cannot rebuild"
+                        % getattr(fn, "__name__", "call"))
+        return calls.call(vm, fn, args, kwargs)
+    name = frame.code.co_name if frame is not None else "<traced>"
+    globals_ = frame.globals if frame is not None else {}
+    bounce = trampoline(site, name, globals_)
+    cap.refgraph.defer_call((bounce, fn), args, kwargs, site)
+    cap.active = False
+    try:
+        return bounce(fn, args, kwargs)
+    finally:
+        cap.active = True
+
+
+def _printable(args, kwargs):
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, (Tensor, str, int, float, bool, type(None), bytes, torch.Size,
+                          torch.dtype, torch.device)):
+            continue
+        if type(v) in (list, tuple, dict) and _printable(v if type(v) is not dict else
+                                                         list(v.keys()) + list(v.values()), {}):
+            continue
+        return False
+    return True
+
+
+def _hasattr(vm, fn, args, kwargs):
+    obj, name = args
+    try:
+        vm.load_attr(obj, name)
+    except AttributeError:
+        vm.refgraph.read_hasattr(obj, name, False, vm.capture.site()) if vm.capture.active else None
+        return False
+    return True
+
+
+def _getattr(vm, fn, args, kwargs):
+    if len(args) == 3:
+        try:
+            return vm.load_attr(args[0], args[1])
+        except AttributeError:
+            if vm.capture.active:
+                vm.refgraph.read_hasattr(args[0], args[1], False, vm.capture.site())
+            return args[2]
+    return vm.load_attr(args[0], args[1])
+
+
+def _import(vm, fn, args, kwargs):
+    """``__import__``: the module it returns is reached by identity (a
+    root); reads through it are guarded like any other."""
+    module = calls.call(vm, fn, args, kwargs)
+    if vm.capture.active and isinstance(module, types.ModuleType) \
+            and not vm.refgraph.is_outside(module):
+        vm.refgraph.register(module, Root(module, module.__name__))
+    return module
+
+
+def _len(vm, fn, args, kwargs):
+    if len(args) != 1 or kwargs:
+        return calls.call(vm, fn, args, kwargs)
+    return vm.length(args[0])
+
+
+_SPECIAL_CALLS = {}
+
+
+def _special(fn, handler):
+    _SPECIAL_CALLS[id(fn)] = (fn, handler)
+
+
+_special(print, _deferred)
+_special(warnings.warn, _deferred)
+_special(len, _len)
+_special(__import__, _import)
+_special(hasattr, lambda vm, fn, a, k: _hasattr(vm, fn, a, k) if len(a) == 2 and not k
+         and type(a[1]) is str else calls.call(vm, fn, a, k))
+_special(getattr, lambda vm, fn, a, k: _getattr(vm, fn, a, k) if len(a) in (2, 3) and not k
+         and type(a[1]) is str else calls.call(vm, fn, a, k))
+for _name in _LOGGER_METHODS:
+    _special(getattr(logging.Logger, _name), _deferred)
+    if hasattr(logging, _name):
+        _special(getattr(logging, _name), _deferred)
+
+
+# -- capture variants of namespace instructions --------------------------------
+def _globals_source(rg, globals_):
+    source = rg.source_of(globals_)
+    if source is None:
+        source = Root(globals_, "%s.__dict__" % globals_.get("__name__", "module"))
+        rg.register(globals_, source)
+    return source
+
+
+def _load_global(vm, frame, ins, base):
+    result = base(vm, frame, ins)
+    cap = vm.capture
+    if cap.active:
+        rg = vm.refgraph
+        name = ins.argval
+        site = cap.site()
+        _globals_source(rg, frame.globals)
+        if name in frame.globals:
+            rg.read_item(frame.globals, name, frame.globals[name], site)
+        else:
+            rg.read_contains(frame.globals, name, False, site)
+            _globals_source(rg, frame.builtins)
+            rg.read_item(frame.builtins, name, frame.builtins[name], site)
+    return result
+
+
+def _store_global(vm, frame, ins, base):
+    cap = vm.capture
+    if cap.active:
+        _globals_source(vm.refgraph, frame.globals)
+        vm.refgraph.write_item(frame.globals, ins.argval, frame.stack[-1], cap.site())
+    return base(vm, frame, ins)
+
+
+def _delete_global(vm, frame, ins, base):
+    cap = vm.capture
+    if cap.active and ins.argval in frame.globals:
+        _globals_source(vm.refgraph, frame.globals)
+        vm.refgraph.write_item(frame.globals, ins.argval, None, cap.site(), delete=True)
+    return base(vm, frame, ins)
+
+
+def _outside_cell(vm, frame, slot):
+    """The cell in ``slot`` if it belongs to an outside function, registered."""
+    rg = vm.refgraph
+    cell = frame.fast[slot]
+    if rg.is_outside(cell):
+        return cell
+    func = frame.func
+    closure = getattr(func, "__closure__", None)
+    fsource = rg.source_of(func) if func is not None else None
+    if fsource is None or not closure:
+        return None
+    for i, c in enumerate(closure):
+        if c is cell:
+            rg.register(cell, Item(Attr(fsource, "__closure__"), i))
+            return cell
+    return None
+
+
+def _load_deref(vm, frame, ins, base):
+    result = base(vm, frame, ins)
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.read_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
+    return result
+
+
+def _store_deref(vm, frame, ins, base):
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.write_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
+    return base(vm, frame, ins)
+
+
+def _delete_deref(vm, frame, ins, base):
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.write_attr(cell, "cell_contents", None, vm.capture.site(), delete=True)
+    return base(vm, frame, ins)
+
+
+def _reads_top(depth):
+    """A variant that guards the container ``depth`` from the top first."""
+    def run(vm, frame, ins, base):
+        vm._read_all(frame.stack[-depth])
+        return base(vm, frame, ins)
+    return run
+
+
+def _call_function_ex(vm, frame, ins, base):
+    stack = frame.stack
+    if ins.arg & 1:
+        vm._read_all(stack[-1])
+        vm._read_all(stack[-2])
+    else:
+        vm._read_all(stack[-1])
+    return base(vm, frame, ins)
+
+
+_VARIANTS = {
+    "LOAD_GLOBAL": _load_global,
+    "STORE_GLOBAL": _store_global,
+    "DELETE_GLOBAL": _delete_global,
+    "LOAD_DEREF": _load_deref,
+    "STORE_DEREF": _store_deref,
+    "DELETE_DEREF": _delete_deref,
+    "LIST_EXTEND": _reads_top(1),
+    "SET_UPDATE": _reads_top(1),
+    "DICT_UPDATE": _reads_top(1),
+    "DICT_MERGE": _reads_top(1),
+    "UNPACK_SEQUENCE": _reads_top(1),
+    "UNPACK_EX": _reads_top(1),
+    "CALL_FUNCTION_EX": _call_function_ex,
+}
+_captured_cache = {}
+
+
+def captured_instructions(code):
+    """``code``'s instructions with the capture variants of their handlers."""
+    decoded = decoded_for(code)
+    entry = _captured_cache.get(id(code))
+    if entry is not None and entry[0] is decoded:
+        return entry[1]
+    out = []
+    for ins in decoded.instructions:
+        variant = _VARIANTS.get(ins.opname)
+        if variant is None and ins.inline:
+            out.append(ins)
+            continue
+        copy = ins.copy()
+        copy.inline = 0
+        # Every non-trivial instruction records where it is, so that a
+        # guard or break names the user's line.
+        copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
+        out.append(copy)
+    out = tuple(out)
+    _captured_cache[id(code)] = (decoded, out)
+    return out
+
+
+def _run_variant(variant, base, vm, frame, ins):
+    frame.lasti = ins.index
+    return variant(vm, frame, ins, base)
+
+
+def _plain(vm, frame, ins, base):
+    return base(vm, frame, ins)
+
+
+del _name

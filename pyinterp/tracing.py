@@ -1,0 +1,267 @@
+"""``pyinterp.trace``: the cache of guarded entries around a function.
+
+A :class:`Traced` callable keeps entries in most-recently-used order.  A
+call tries each entry's guard; the first that passes runs that entry's mock
+(or, for an entry whose trace hit a graph break, the original function
+natively).  When every guard fails, the call is a miss: the function runs
+once inside the capturing interpreter (:func:`capture`), which returns the
+real result and produces a new entry.
+"""
+import functools
+import types
+import warnings
+
+from . import api
+from .errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
+
+
+class Entry:
+    """One cache entry: a guard and what to run when it passes."""
+
+    __slots__ = ("guard", "mock", "native", "trace", "failures")
+
+    def __init__(self, guard, mock, trace):
+        self.guard = guard
+        self.mock = mock
+        self.native = mock is None
+        self.trace = trace
+        self.failures = {}
+
+
+class TraceResult:
+    """What one capture produced (also the material of ``explain``)."""
+
+    def __init__(self):
+        self.guard = None
+        self.guard_text = ""
+        self.guards = []
+        self.mock = None
+        self.mock_text = ""
+        self.graphs = []
+        self.ops_per_graph = []
+        self.breaks = []
+        self.graph_count = 0
+        self.result = None
+
+
+def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=False,
+            explain=False):
+    """Run ``target(*args, **kwargs)`` with capture on.
+
+    Returns a :class:`TraceResult` whose ``result`` is the real result.
+    ``roots`` are ``(object, name)`` pairs fixed by the traced wrapper (the
+    module or bound ``self``): reachable by identity, never guarded.
+    User exceptions propagate; under ``fullgraph`` a break raises
+    :class:`GraphBreakError`.
+    """
+    import torch
+
+    from .capture import Capture, RecordingMode
+    from .capture_vm import CaptureInterpreter
+    from .codegen import backends
+    from .codegen.guardgen import build_guard
+    from .codegen.mockgen import MockBuilder, Walker, graph_outputs
+    from .refgraph import guards as G
+    from .refgraph.fxgraph import Unrepresentable
+    from .refgraph.sources import Arg, Kwarg, Root
+    from .refgraph.state import torch_state
+
+    cap = Capture(fullgraph=fullgraph)
+    cap.explain = explain
+    rg = cap.refgraph
+    rg.add_guard(G.StateIs(torch_state, value=torch_state()))
+    for obj, name in roots:
+        rg.register(obj, Root(obj, name))
+    for i, value in enumerate(args):
+        rg.read(Arg(i), value)
+    for name, value in kwargs.items():
+        rg.read(Kwarg(name), value)
+    vm = CaptureInterpreter(cap)
+    try:
+        with RecordingMode(cap):
+            result = api.run(target, args, kwargs, vm=vm)
+    except GraphBreakSignal as signal:
+        raise _graph_break_error(signal.record) from None
+    cap.finish()
+    out = TraceResult()
+    out.result = result
+    rec = cap.recorder
+    walker = Walker(torch, rg.source_of, rec.is_graph_value)
+    outputs = []
+    if cap.active or explain:
+        values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
+        try:
+            outputs = graph_outputs(walker, values)
+        except Unrepresentable as e:
+            cap.break_graph(e.kind, e.message)
+    out.breaks = list(cap.breaks)
+    tensor_sources = rg.tensor_sources()
+    if len(tensor_sources) > 1:
+        rg.add_guard(G.Distinct(tuple(tensor_sources)))
+    guards = list(rg.guards.values())
+    out.guards = guards
+    out.guard, out.guard_text = build_guard(guards, len(args), tuple(kwargs))
+    if cap.breaks and not explain:
+        out.graph_count = 0
+        return out
+    gm = None
+    if rec.op_count or outputs:
+        gm = rec.finish(outputs)
+        out.graphs.append(gm)
+        out.ops_per_graph.append(rec.op_count)
+    out.graph_count = cap.segments if explain else len(out.graphs)
+    if explain and cap.breaks:
+        return out
+    builder = MockBuilder(walker, outputs)
+    if gm is not None:
+        example = [t for _, t, _ in rec.inputs]
+        compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
+        builder.call_graph(compiled, [s for s, _, _ in rec.inputs])
+    try:
+        for eff in rg.effects:
+            builder.effect(eff)
+        out.mock, out.mock_text = builder.finish(result)
+    except Unrepresentable as e:  # pragma: no cover - graph_outputs checked the values
+        cap.break_graph(e.kind, e.message)
+        out.breaks = list(cap.breaks)
+        out.mock = None
+    return out
+
+
+def _effect_values(eff):
+    yield from eff.operands
+    yield from eff.kwargs.values()
+
+
+def _graph_break_error(record):
+    return GraphBreakError(record.kind, record.message, record.filename, record.lineno,
+                           record.hint)
+
+
+class Traced:
+    """The callable returned by :func:`trace`."""
+
+    def __init__(self, fn, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
+        from .codegen import backends
+
+        if not callable(fn):
+            raise TypeError("pyinterp.trace expects a callable, got %s" % type(fn).__name__)
+        if mode not in (None, "reduce-overhead"):
+            raise ValueError("mode must be None or 'reduce-overhead', not %r" % (mode,))
+        if not isinstance(cache_limit, int) or cache_limit < 1:
+            raise ValueError("cache_limit must be a positive int, not %r" % (cache_limit,))
+        self.__dict__["__wrapped__"] = fn
+        self._backend = backends.resolve(backend)
+        self._mode = mode
+        self._fullgraph = fullgraph
+        self._cache_limit = cache_limit
+        self._entries = []
+        self._warned_limit = False
+        if mode == "reduce-overhead":
+            _warn_reduce_overhead_on_cpu()
+        if hasattr(fn, "__name__"):
+            functools.update_wrapper(self, fn, updated=())
+
+    # -- calling ---------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        for index, entry in enumerate(self._entries):
+            try:
+                ok = entry.guard(args, kwargs)
+            except Exception:  # noqa: BLE001 - a guard that raises is a miss
+                ok = -2
+            if ok is True:
+                if index:
+                    del self._entries[index]
+                    self._entries.insert(0, entry)
+                if entry.native:
+                    return self.__wrapped__(*args, **kwargs)
+                return entry.mock(args, kwargs)
+            entry.failures[ok] = entry.failures.get(ok, 0) + 1
+        if len(self._entries) >= self._cache_limit:
+            self._limit_reached()
+            return self.__wrapped__(*args, **kwargs)
+        return self._miss(args, kwargs)
+
+    def _miss(self, args, kwargs):
+        fn = self.__wrapped__
+        roots = ()
+        target = fn
+        if isinstance(fn, types.MethodType):
+            roots = ((fn.__self__, "self"), (fn.__func__, fn.__func__.__qualname__))
+        elif isinstance(fn, types.FunctionType):
+            roots = ((fn, fn.__qualname__),)
+        else:
+            roots = ((fn, type(fn).__name__),)
+        trace = capture(target, args, kwargs, roots, self._backend, self._mode, self._fullgraph)
+        entry = Entry(trace.guard, trace.mock, trace)
+        self._entries.insert(0, entry)
+        return trace.result
+
+    def _limit_reached(self):
+        if self._warned_limit:
+            return
+        self._warned_limit = True
+        worst, count = None, 0
+        for entry in self._entries:
+            for index, n in entry.failures.items():
+                if n > count:
+                    worst, count = (entry, index), n
+        if worst is None:
+            which = "no guard failed more than once"
+        else:
+            entry, index = worst
+            which = _describe_guard(entry.trace, index)
+        warnings.warn(
+            "pyinterp.trace(%s) reached cache_limit=%d; new misses now run natively, "
+            "untraced. The guard that failed most often: %s"
+            % (getattr(self.__wrapped__, "__qualname__", self.__wrapped__), self._cache_limit,
+               which), RecompileLimitWarning, stacklevel=3)
+
+    # -- looking like the original ---------------------------------------------------
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["__wrapped__"], name)
+
+    def __repr__(self):
+        return "<pyinterp.trace of %r>" % (self.__wrapped__,)
+
+
+def _describe_guard(trace, index):
+    if index == -1:
+        return "the call's arguments (number of positional arguments or keyword names)"
+    if index == -2:
+        return "a guard raised an exception"
+    guard = trace.guards[index]
+    where = " (%s:%s)" % guard.site if guard.site else ""
+    from .codegen.guardgen import render_guard
+
+    return render_guard(guard) + where
+
+
+_reduce_overhead_warned = False
+
+
+def _warn_reduce_overhead_on_cpu():
+    global _reduce_overhead_warned
+    import torch
+
+    if not torch.cuda.is_available() and not _reduce_overhead_warned:
+        _reduce_overhead_warned = True
+        warnings.warn("pyinterp.trace(mode='reduce-overhead') has no effect on CPU (CUDA graphs "
+                      "need a GPU); tracing as with mode=None", UserWarning, stacklevel=3)
+
+
+def trace(fn=None, *, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
+    """Capture ``fn`` into compiled graphs; see the README.
+
+    Works as ``@trace``, ``@trace(backend=...)`` or ``trace(fn, ...)`` on a
+    function, a bound method or an ``nn.Module``.
+    """
+    if fn is None:
+        return functools.partial(trace, backend=backend, mode=mode, fullgraph=fullgraph,
+                                 cache_limit=cache_limit)
+    return Traced(fn, backend=backend, mode=mode, fullgraph=fullgraph, cache_limit=cache_limit)

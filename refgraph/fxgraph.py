@@ -1,0 +1,139 @@
+"""Recording tensor operations into a ``torch.fx`` graph.
+
+The tracer runs every torch op for real and then calls
+:meth:`GraphRecorder.record` with the op, its real arguments and its real
+result.  The recorder maps each tensor argument to the FX node that produced
+it (by ``id``; every recorded tensor is pinned for the whole trace so ids are
+never reused) or, for a tensor from outside the function, to a new
+placeholder whose source the RefGraph knows.  Non-tensor arguments become
+constants of the graph: they are Python values that the guards keep fixed.
+"""
+import operator
+
+from .breaks import BreakRecord
+
+_FX_LEAF_TYPES = (int, float, bool, str, complex, type(None), slice, type(Ellipsis), range)
+
+
+class Unrepresentable(Exception):
+    """An op argument or result the graph cannot hold; carries a break kind."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+class GraphRecorder:
+    """Builds one FX graph from the ops of a traced run."""
+
+    def __init__(self, source_of):
+        import torch
+        import torch.fx
+
+        self.torch = torch
+        self.graph = torch.fx.Graph()
+        self.source_of = source_of
+        self.node_of = {}
+        self.tensor_of = {}
+        self.pinned = []
+        self.inputs = []  # (source, tensor, placeholder node)
+        self.op_count = 0
+        self._leaf_types = _FX_LEAF_TYPES + (
+            torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size)
+
+    # -- arguments ---------------------------------------------------------
+    def node_for(self, tensor):
+        """The node standing for ``tensor``: its producer or a placeholder."""
+        node = self.node_of.get(id(tensor))
+        if node is not None:
+            return node
+        source = self.source_of(tensor)
+        if source is None:
+            raise Unrepresentable(
+                "untracked-tensor",
+                "a tensor of shape %s reached a torch op without an access path"
+                % (tuple(tensor.shape),))
+        node = self.graph.placeholder(_placeholder_name(source, len(self.inputs)))
+        node.meta["example_value"] = tensor
+        self.inputs.append((source, tensor, node))
+        self._bind(tensor, node)
+        return node
+
+    def _bind(self, tensor, node):
+        self.node_of[id(tensor)] = node
+        self.tensor_of[id(tensor)] = tensor
+        self.pinned.append(tensor)
+
+    def map_arg(self, value):
+        """``value`` with tensors replaced by nodes, checked to be storable."""
+        torch = self.torch
+        if isinstance(value, torch.Tensor):
+            return self.node_for(value)
+        tp = type(value)
+        if tp is tuple or tp is list:
+            return tp(self.map_arg(v) for v in value)
+        if tp is dict:
+            return {k: self.map_arg(v) for k, v in value.items()}
+        if isinstance(value, self._leaf_types):
+            if tp is slice:
+                return slice(self.map_arg(value.start), self.map_arg(value.stop),
+                             self.map_arg(value.step))
+            return value
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            return tuple(self.map_arg(v) for v in value)
+        raise Unrepresentable("unsupported-value",
+                              "a %s argument to a torch op" % tp.__qualname__)
+
+    # -- ops ---------------------------------------------------------------
+    def record(self, target, args, kwargs, result):
+        """Add ``target(*args, **kwargs)`` returning ``result`` to the graph."""
+        node = self.graph.call_function(target, self.map_arg(tuple(args)),
+                                        self.map_arg(dict(kwargs)))
+        self.op_count += 1
+        self.bind_result(node, result)
+        return node
+
+    def record_effect(self, target, args):
+        """Add a call kept for its effect (grad-mode changes, autocast)."""
+        self.op_count += 1
+        return self.graph.call_function(target, self.map_arg(tuple(args)), {})
+
+    def bind_result(self, node, result):
+        torch = self.torch
+        if isinstance(result, torch.Tensor):
+            node.meta["example_value"] = result
+            self._bind(result, node)
+        elif isinstance(result, (tuple, list)):
+            for i, item in enumerate(result):
+                if isinstance(item, (torch.Tensor, tuple, list)):
+                    self.bind_result(self.graph.call_function(operator.getitem, (node, i)), item)
+
+    # -- the end ------------------------------------------------------------
+    def finish(self, outputs):
+        """Close the graph with ``outputs`` (tensors) and return a GraphModule."""
+        import torch.fx
+
+        # No dead-code elimination: an op whose result is unused may still
+        # mutate an input in place (the backend prunes what is pure).
+        self.graph.output(tuple(self.node_for(t) for t in outputs))
+        return torch.fx.GraphModule(torch.nn.Module(), self.graph)
+
+    def is_graph_value(self, tensor):
+        """True if ``tensor`` was produced by a recorded op (not an input)."""
+        node = self.node_of.get(id(tensor))
+        return node is not None and node.op != "placeholder"
+
+
+def _placeholder_name(source, index):
+    text = source.render()
+    name = "".join(c if c.isalnum() else "_" for c in text).strip("_")
+    while "__" in name:
+        name = name.replace("__", "_")
+    name = name.replace("dict_", "").replace("_parameters_", "_").replace("_modules_", "_")
+    return "%s_%d" % (name[-40:].strip("_") or "input", index)
+
+
+def break_record(kind, message, site):
+    filename, lineno = site if site else (None, None)
+    return BreakRecord(kind, message, filename, lineno)

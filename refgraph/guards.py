@@ -1,0 +1,227 @@
+"""Guards as data: what must still hold for a cache entry to be reused.
+
+Each guard names the source(s) it looks at and the expectation snapshotted
+during the traced run.  :meth:`Guard.checks` gives the test as expressions
+(:mod:`.expr`), written against a ``resolve(source) -> Expr`` function so the
+code generator can evaluate each path once and reuse it.  Every guard also
+remembers the user's ``file:line`` whose read created it, for ``explain``.
+
+Cheap, structural guards (types, identities) come first in a guard
+function because a trace records a value's type guard before anything read
+through it.
+"""
+import math
+
+import attrs
+
+from .expr import Build, Call, Compare, GetAttr, Not, Obj, const
+
+_type = Obj(type, "type")
+_len = Obj(len, "len")
+_id = Obj(id, "id")
+_tuple = Obj(tuple, "tuple")
+_hasattr = Obj(hasattr, "hasattr")
+
+
+@attrs.define
+class Guard:
+    """Base: ``source`` and the user's ``site`` (``(filename, lineno)`` or None)."""
+
+    source: object
+    site: object = attrs.field(default=None, kw_only=True, eq=False)
+
+    def sources(self):
+        """Every source the checks evaluate (the guarded one first)."""
+        return (self.source,)
+
+    def checks(self, resolve):
+        """The tests, all of which must be true, as expressions."""
+        raise NotImplementedError
+
+    def key(self):
+        """Guards with equal keys are redundant (kept once)."""
+        return (type(self).__name__, self.source) + self._key_extra()
+
+    def _key_extra(self):
+        return ()
+
+
+@attrs.define
+class TypeIs(Guard):
+    """``type(value) is T`` (exact: a subclass may behave differently)."""
+
+    tp: type = None
+
+    def checks(self, resolve):
+        return [Compare("is", Call(_type, (resolve(self.source),)), Obj(self.tp, _name(self.tp)))]
+
+
+@attrs.define
+class Identity(Guard):
+    """``value is obj``: modules, functions, classes, singletons."""
+
+    obj: object = None
+
+    def checks(self, resolve):
+        return [Compare("is", resolve(self.source), Obj(self.obj, _name(self.obj)))]
+
+
+@attrs.define
+class ValueEq(Guard):
+    """An exact type check, then ``==`` (``1 == 1.0 == True`` must not pass
+    for each other); NaN is checked as ``value != value``."""
+
+    value: object = None
+
+    def checks(self, resolve):
+        v = resolve(self.source)
+        out = [Compare("is", Call(_type, (v,)), Obj(type(self.value), _name(type(self.value))))]
+        if self.value is None or type(self.value) is bool:
+            out[0] = Compare("is", v, const(self.value))
+        elif type(self.value) is float and math.isnan(self.value):
+            out.append(Compare("!=", v, v))
+        else:
+            out.append(Compare("==", v, const(self.value)))
+        return out
+
+    def _key_extra(self):
+        return (type(self.value), repr(self.value))
+
+
+@attrs.define
+class TensorMatch(Guard):
+    """Tensor metadata as seen when the tensor was first read: exact type,
+    dtype, device, shape, strides and ``requires_grad``."""
+
+    tp: type = None
+    dtype: object = None
+    device: object = None
+    shape: tuple = ()
+    stride: tuple = ()
+    requires_grad: bool = False
+
+    def checks(self, resolve):
+        v = resolve(self.source)
+        return [
+            Compare("is", Call(_type, (v,)), Obj(self.tp, _name(self.tp))),
+            Compare("is", GetAttr(v, "dtype"), Obj(self.dtype, "torch.%s" % str(self.dtype)[6:])),
+            Compare("==", GetAttr(v, "device"), Obj(self.device, "device(%r)" % str(self.device))),
+            Compare("==", GetAttr(v, "shape"), const(self.shape)),
+            Compare("==", Call(GetAttr(v, "stride")), const(self.stride)),
+            Compare("is", GetAttr(v, "requires_grad"), const(self.requires_grad)),
+        ]
+
+
+@attrs.define
+class LenIs(Guard):
+    """``len(value) == n``: a sequence or mapping that was iterated."""
+
+    n: int = 0
+
+    def checks(self, resolve):
+        return [Compare("==", Call(_len, (resolve(self.source),)), const(self.n))]
+
+
+@attrs.define
+class KeysAre(Guard):
+    """``tuple(value) == keys``: the keys (in order) of an iterated dict."""
+
+    keys: tuple = ()
+
+    def checks(self, resolve):
+        return [Compare("==", Call(_tuple, (resolve(self.source),)),
+                        Build("tuple", tuple(const(k) for k in self.keys)))]
+
+    def _key_extra(self):
+        return (self.keys,)
+
+
+@attrs.define
+class Contains(Guard):
+    """``(key in value) is expected``."""
+
+    member: object = None
+    expected: bool = True
+
+    def checks(self, resolve):
+        return [Compare("in" if self.expected else "not in", const(self.member),
+                        resolve(self.source))]
+
+    def _key_extra(self):
+        return (self.member, self.expected)
+
+
+@attrs.define
+class HasAttr(Guard):
+    """``hasattr(value, name) is expected``."""
+
+    name: str = ""
+    expected: bool = True
+
+    def checks(self, resolve):
+        test = Call(_hasattr, (resolve(self.source), const(self.name)))
+        return [test if self.expected else Not(test)]
+
+    def _key_extra(self):
+        return (self.name, self.expected)
+
+
+@attrs.define
+class SameObject(Guard):
+    """``value is other``: two paths reached the same object."""
+
+    other: object = None
+
+    def sources(self):
+        return (self.source, self.other)
+
+    def checks(self, resolve):
+        return [Compare("is", resolve(self.source), resolve(self.other))]
+
+    def _key_extra(self):
+        return (self.other,)
+
+
+@attrs.define
+class Distinct(Guard):
+    """The tensors at ``source`` (a tuple of sources) are distinct objects:
+    a trace of ``f(a, b)`` must not serve ``f(a, a)``."""
+
+    def sources(self):
+        return tuple(self.source)
+
+    def checks(self, resolve):
+        ids = Build("set", tuple(Call(_id, (resolve(s),)) for s in self.source))
+        return [Compare("==", Call(_len, (ids,)), const(len(self.source)))]
+
+
+@attrs.define
+class StateIs(Guard):
+    """Global state (``source`` is a zero-argument function, e.g. grad mode)
+    returns what it returned during the trace."""
+
+    value: object = None
+
+    def sources(self):
+        return ()
+
+    def checks(self, resolve):
+        return [Compare("==", Call(Obj(self.source, _name(self.source))), const(self.value))]
+
+    def key(self):
+        return ("StateIs", id(self.source))
+
+
+def _name(obj):
+    """A readable spelling of ``obj`` for rendered guards."""
+    qualname = getattr(obj, "__qualname__", None)
+    module = getattr(obj, "__module__", None)
+    if isinstance(obj, type) or callable(obj):
+        if qualname and module and module != "builtins":
+            return "%s.%s" % (module, qualname)
+        if qualname:
+            return qualname
+    name = getattr(obj, "__name__", None)
+    if isinstance(name, str) and type(obj).__name__ == "module":
+        return name
+    return "<%s at %#x>" % (type(obj).__name__, id(obj))
