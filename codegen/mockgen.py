@@ -174,12 +174,16 @@ class MockBuilder:
     # -- side effects ---------------------------------------------------------
     def effect(self, eff):
         g = self.g
-        if eff.kind == "call":
-            if eff.target is None:
-                func = Obj(eff.name, getattr(eff.name, "__qualname__", "fn"))
-            else:
-                func = GetAttr(g.resolve(eff.target), eff.name)
-            expr = Call(func, self._items(eff.operands),
+        if eff.kind == "call" and eff.target is None:
+            # A deferred call (print, logging, warnings) through the
+            # trampoline that carries the user's file and line.
+            bounce, fn = eff.name
+            expr = Call(Obj(bounce, "at_" + bounce.__name__), (
+                Obj(fn, getattr(fn, "__qualname__", "fn")),
+                Build("tuple", self._items(eff.operands)),
+                Build("dict", tuple((const(k), self.value(v)) for k, v in eff.kwargs.items()))))
+        elif eff.kind == "call":
+            expr = Call(GetAttr(g.resolve(eff.target), eff.name), self._items(eff.operands),
                         tuple((k, self.value(v)) for k, v in eff.kwargs.items()))
         else:
             target = g.resolve(eff.target)

@@ -45,14 +45,22 @@ if not _os.path.isdir(_os.path.join(_here, "opcodes")) and _os.path.isfile(
     __path__.append(_root)  # noqa: F821  (package __path__)
 
 from .errors import (  # noqa: E402
+    GraphBreakError,
     PyinterpError,
+    RecompileLimitWarning,
     UnsupportedOpcodeError,
     UnsupportedPythonError,
 )
 from .api import interpret  # noqa: E402
+from .tracing import trace  # noqa: E402  (imports torch only when used)
+from .explain import explain  # noqa: E402
 
 __all__ = [
     "interpret",
+    "trace",
+    "explain",
+    "GraphBreakError",
+    "RecompileLimitWarning",
     "PyinterpError",
     "UnsupportedOpcodeError",
     "UnsupportedPythonError",

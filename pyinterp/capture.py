@@ -130,6 +130,12 @@ class Capture:
             try:
                 if prop is not None:
                     self.recorder.record(getattr, (args[0], prop), {}, result)
+                elif args and isinstance(args[0], Tensor) and (
+                        getattr(Tensor, name, None) is func
+                        or getattr(func, "__module__", None) == "torch._tensor"):
+                    # A Tensor method (some are Python wrappers FX cannot
+                    # name as functions, such as Tensor.__rpow__).
+                    self.recorder.record(name, args, kwargs, result, method=True)
                 else:
                     self.recorder.record(func, args, kwargs, result)
             except Unrepresentable as e:

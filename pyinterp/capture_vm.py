@@ -73,7 +73,13 @@ class CaptureInterpreter(Interpreter):
 
     # -- reads ----------------------------------------------------------------
     def load_attr(self, obj, name):
-        value = attributes.load_attr(self, obj, name)
+        try:
+            value = attributes.load_attr(self, obj, name)
+        except AttributeError:
+            if self.capture.active and self.refgraph.is_outside(obj) \
+                    and not isinstance(obj, Tensor) and _native_read(obj, name):
+                self.refgraph.read_hasattr(obj, name, False, self.capture.site())
+            raise
         if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor) \
                 and _native_read(obj, name):
             self.refgraph.read_attr(obj, name, value, self.capture.site())
@@ -87,7 +93,11 @@ class CaptureInterpreter(Interpreter):
         return func
 
     def getitem(self, container, key):
-        value = containers.getitem(self, container, key)
+        try:
+            value = containers.getitem(self, container, key)
+        except (KeyError, IndexError):
+            self._failed_item_read(container, key)
+            raise
         if self.capture.active and self.refgraph.is_outside(container) \
                 and not isinstance(container, Tensor):
             if type(key) is slice or not _hashable(key):
@@ -95,6 +105,16 @@ class CaptureInterpreter(Interpreter):
             elif not needs_interpreter(lookup(type(container), "__getitem__")):
                 self.refgraph.read_item(container, key, value, self.capture.site())
         return value
+
+    def _failed_item_read(self, container, key):
+        """``container[key]`` raised: guard that it still would."""
+        if not (self.capture.active and self.refgraph.is_outside(container)):
+            return
+        if isinstance(container, dict) and _hashable(key) \
+                and not needs_interpreter(lookup(type(container), "__getitem__")):
+            self.refgraph.read_contains(container, key, False, self.capture.site())
+        elif isinstance(container, (list, tuple)):
+            self._read_len(container)
 
     def contains(self, container, item):
         result = containers.contains(self, container, item)
@@ -348,11 +368,12 @@ def _hashable(key):
 def _native_read(obj, name):
     """True if ``obj.name`` is found without running Python code (then the
     read itself is guarded; otherwise the interpreted getter's reads are)."""
+    if isinstance(obj, type):
+        plan = attributes._plans.get((obj, name, "cls"), attributes._plans)
+        return plan is attributes.NATIVE
     plan = attributes._plans.get((type(obj), name, "get"), attributes._plans)
     if plan is attributes.NATIVE:
         return True
-    if isinstance(obj, type):
-        return False
     tp = type(obj)
     if needs_interpreter(lookup(tp, "__getattribute__")):
         return False

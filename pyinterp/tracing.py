@@ -42,6 +42,7 @@ class TraceResult:
         self.breaks = []
         self.graph_count = 0
         self.result = None
+        self.param_names = ()
 
 
 def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=False,
@@ -85,6 +86,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     cap.finish()
     out = TraceResult()
     out.result = result
+    out.param_names = parameter_names(target)
     rec = cap.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value)
     outputs = []
@@ -95,9 +97,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
         except Unrepresentable as e:
             cap.break_graph(e.kind, e.message)
     out.breaks = list(cap.breaks)
-    tensor_sources = rg.tensor_sources()
-    if len(tensor_sources) > 1:
-        rg.add_guard(G.Distinct(tuple(tensor_sources)))
+    rg.alias_guards()
     guards = list(rg.guards.values())
     out.guards = guards
     out.guard, out.guard_text = build_guard(guards, len(args), tuple(kwargs))
@@ -126,6 +126,16 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
         out.breaks = list(cap.breaks)
         out.mock = None
     return out
+
+
+def roots_of(fn):
+    """The objects a traced callable fixes (reached by identity, unguarded):
+    the function itself, a bound method's ``self``, a traced module."""
+    if isinstance(fn, types.MethodType):
+        return ((fn.__self__, "self"), (fn.__func__, fn.__func__.__qualname__))
+    if isinstance(fn, types.FunctionType):
+        return ((fn, fn.__qualname__),)
+    return ((fn, type(fn).__name__),)
 
 
 def _effect_values(eff):
@@ -184,15 +194,8 @@ class Traced:
 
     def _miss(self, args, kwargs):
         fn = self.__wrapped__
-        roots = ()
-        target = fn
-        if isinstance(fn, types.MethodType):
-            roots = ((fn.__self__, "self"), (fn.__func__, fn.__func__.__qualname__))
-        elif isinstance(fn, types.FunctionType):
-            roots = ((fn, fn.__qualname__),)
-        else:
-            roots = ((fn, type(fn).__name__),)
-        trace = capture(target, args, kwargs, roots, self._backend, self._mode, self._fullgraph)
+        trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
+                        self._fullgraph)
         entry = Entry(trace.guard, trace.mock, trace)
         self._entries.insert(0, entry)
         return trace.result
@@ -235,11 +238,37 @@ def _describe_guard(trace, index):
         return "the call's arguments (number of positional arguments or keyword names)"
     if index == -2:
         return "a guard raised an exception"
-    guard = trace.guards[index]
-    where = " (%s:%s)" % guard.site if guard.site else ""
+    return describe_guard(trace.guards[index], trace.param_names)
+
+
+def describe_guard(guard, param_names=()):
+    """One guard as readable Python naming the function's parameters, with
+    the user's ``file:line`` whose read caused it."""
+    import re
+
     from .codegen.guardgen import render_guard
 
-    return render_guard(guard) + where
+    def name(match):
+        i = int(match.group(1))
+        return param_names[i] if i < len(param_names) else match.group(0)
+
+    text = re.sub(r"args\[(\d+)\]", name, render_guard(guard))
+    text = re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
+    if guard.site:
+        text += "  # %s:%s" % guard.site
+    return text
+
+
+def parameter_names(fn):
+    """The positional parameter names a traced call's ``args`` map to."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 _reduce_overhead_warned = False

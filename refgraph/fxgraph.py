@@ -86,10 +86,12 @@ class GraphRecorder:
                               "a %s argument to a torch op" % tp.__qualname__)
 
     # -- ops ---------------------------------------------------------------
-    def record(self, target, args, kwargs, result):
-        """Add ``target(*args, **kwargs)`` returning ``result`` to the graph."""
-        node = self.graph.call_function(target, self.map_arg(tuple(args)),
-                                        self.map_arg(dict(kwargs)))
+    def record(self, target, args, kwargs, result, method=False):
+        """Add ``target(*args, **kwargs)`` returning ``result`` to the graph
+        (with ``method``, ``target`` is the name of a Tensor method called
+        on ``args[0]``)."""
+        make = self.graph.call_method if method else self.graph.call_function
+        node = make(target, self.map_arg(tuple(args)), self.map_arg(dict(kwargs)))
         self.op_count += 1
         self.bind_result(node, result)
         return node

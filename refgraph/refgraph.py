@@ -16,7 +16,7 @@ import types
 import attrs
 
 from . import guards as G
-from .sources import Attr, Item
+from .sources import Attr, Item, Root
 
 _SCALARS = frozenset({int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                       range, slice, type(NotImplemented)})
@@ -54,7 +54,8 @@ class RefGraph:
     def __init__(self, torch=None):
         self.torch = torch
         self._sources = {}
-        self._pinned = []
+        self._objects = {}  # id -> object: pins every registered object
+        self._written = set()
         self.guards = {}
         self.effects = []
         self._dirty = set()
@@ -73,7 +74,7 @@ class RefGraph:
 
     def register(self, obj, source):
         self._sources[id(obj)] = source
-        self._pinned.append(obj)
+        self._objects[id(obj)] = obj
 
     def add_guard(self, guard):
         key = guard.key()
@@ -112,6 +113,8 @@ class RefGraph:
             self._tensor_sources.append(source)
         elif tp in _IDENTITY_TYPES or _is_enum_member(value):
             self.add_guard(G.Identity(source, obj=value, site=site))
+            if tp is types.FunctionType:  # the same function may get new code
+                self.add_guard(G.Identity(Attr(source, "__code__"), obj=value.__code__, site=site))
         elif tp is types.MethodType:
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
             self.add_guard(G.Identity(Attr(source, "__func__"), obj=value.__func__, site=site))
@@ -183,6 +186,26 @@ class RefGraph:
         """Log ``effect`` on the outside object ``obj`` and mark it dirty."""
         self.effects.append(effect)
         self._dirty.add(key)
+        self._written.add(id(obj))
+
+    def alias_guards(self):
+        """Objects the run wrote must not alias other outside objects of
+        their type on a later call (``f(lst, lst)`` vs ``f([], [])``), and
+        tensor inputs must stay distinct objects."""
+        by_type = {}
+        for oid, source in self._sources.items():
+            if type(source) is not Root:  # roots are fixed objects
+                by_type.setdefault(type(self._objects[oid]), []).append(source)
+        groups = []
+        written_types = {type(self._objects[oid]) for oid in self._written
+                         if oid in self._objects and type(self._sources[oid]) is not Root}
+        for tp in written_types:
+            if tp is not type(None) and len(by_type.get(tp, ())) > 1:
+                groups.append(tuple(by_type[tp]))
+        if len(self._tensor_sources) > 1:
+            groups.append(tuple(self._tensor_sources))
+        for group in groups:
+            self.add_guard(G.Distinct(group))
 
     def mark_dirty(self, obj):
         """``obj`` was changed by code the RefGraph did not see in detail:
