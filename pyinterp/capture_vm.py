@@ -288,8 +288,18 @@ class CaptureInterpreter(Interpreter):
                     value = calls.call(self, fn, args, kwargs)
                     self._raw_attribute_read(owner, args[0], value)
                     return value
+                if fn.__name__ in ("__reduce_ex__", "__reduce__") \
+                        and type(owner).__reduce_ex__ is object.__reduce_ex__:
+                    return self._outside_reduce(owner, fn, args, kwargs)
                 self._outside_method(owner, fn.__name__, args, kwargs)
                 return calls.call(self, fn, args, kwargs)
+        if type(fn) in (types.MethodDescriptorType, types.WrapperDescriptorType) and args \
+                and rg.is_outside(args[0]) and isinstance(args[0], fn.__objclass__):
+            # dict.get(d, k): an unbound C method applied to an outside object
+            self._outside_method(args[0], fn.__name__, args[1:], kwargs)
+            return calls.call(self, fn, args, kwargs)
+        if owner is not None and type(owner) in (list, dict, set) and not rg.is_outside(owner):
+            return calls.call(self, fn, args, kwargs)  # storing into the run's own container
         if _is_torch_native(fn):
             return calls.call(self, fn, args, kwargs)
         if _is_impure(fn):
@@ -314,6 +324,20 @@ class CaptureInterpreter(Interpreter):
             return calls.call(self, fn, args, kwargs)
         finally:
             cap.opaque -= 1
+
+    def _outside_reduce(self, owner, fn, args, kwargs):
+        """``obj.__reduce_ex__(protocol)`` (``copy``/``pickle``) with object's
+        own implementation: its state is the instance ``__dict__``, which
+        the interpreted caller then reads item by item."""
+        result = calls.call(self, fn, args, kwargs)
+        d = getattr(owner, "__dict__", None)
+        if isinstance(result, tuple) and len(result) > 2 and result[2] is d:
+            self.refgraph.read(Attr(self.refgraph.source_of(owner), "__dict__"), d,
+                               self.capture.site())
+        else:
+            self.capture.break_graph("opaque-native-call", "copying a %s from outside"
+                                     % type(owner).__name__)
+        return result
 
     def _raw_attribute_read(self, owner, name, value):
         """``object.__getattribute__(owner, name)``: guard the instance-dict
@@ -497,6 +521,18 @@ def _special(fn, handler):
     _SPECIAL_CALLS[id(fn)] = (fn, handler)
 
 
+def _compiling(vm, fn, args, kwargs):
+    """``torch.compiler.is_compiling()`` is True while capturing, as under
+    ``torch.compile``: libraries then skip data-dependent checks that only
+    exist to save time in eager mode (transformers' mask skipping)."""
+    return True
+
+
+for _fn in (getattr(torch.compiler, "is_compiling", None),
+            getattr(torch.compiler, "is_dynamo_compiling", None),
+            getattr(torch._utils, "is_compiling", None)):
+    if _fn is not None:
+        _special(_fn, _compiling)
 _special(print, _deferred)
 _special(warnings.warn, _deferred)
 _special(len, _len)
@@ -664,4 +700,4 @@ def _plain(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-del _name
+del _name, _fn

@@ -133,7 +133,8 @@ def _placeholder_name(source, index):
     while "__" in name:
         name = name.replace("__", "_")
     name = name.replace("dict_", "").replace("_parameters_", "_").replace("_modules_", "_")
-    return "%s_%d" % (name[-40:].strip("_") or "input", index)
+    name = name[-40:].strip("_") or "input"
+    return "%s%s_%d" % ("in_" if name[0].isdigit() else "", name, index)
 
 
 def break_record(kind, message, site):
