@@ -19,6 +19,7 @@ emits the code.
 import attrs
 
 import types
+from collections import OrderedDict
 
 from ..refgraph.expr import Build, Call, GetAttr, GetItem, Local, Obj, const, is_literal
 from ..refgraph.fxgraph import Unrepresentable
@@ -41,7 +42,11 @@ def rebuild_object(cls, state, items=None):
             for name, value in state.items():
                 object.__setattr__(obj, name, value)
     if items:
-        dict.update(obj, items)
+        # The item store of the first builtin mapping in the MRO: bypasses
+        # overrides (ModelOutput.__setitem__) and keeps an OrderedDict's order.
+        setitem = next(b.__setitem__ for b in cls.__mro__ if b in (OrderedDict, dict))
+        for key, value in items.items():
+            setitem(obj, key, value)
     return obj
 
 
