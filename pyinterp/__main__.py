@@ -97,11 +97,53 @@ def explain_instructions(fn):
         print("%4d %-22s %-12s %s" % (ins.offset, ins.opname, ins.argrepr[:12], summary[:100]))
 
 
+def trace_demo():
+    """Capture a small module with ``pyinterp.trace`` (when torch is installed)."""
+    try:
+        import torch
+    except ImportError:
+        print("torch is not installed: skipping the pyinterp.trace demo "
+              "(pip install -e '.[torch]')")
+        return True
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+            self.scale = 0.5
+
+        def forward(self, x):
+            return torch.relu(self.fc(x)) * self.scale + x
+
+    torch.manual_seed(0)
+    block = Block().eval()
+    graphs = []
+
+    def eager_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    traced = pyinterp.trace(block, backend=eager_backend)
+    ok = True
+    for call in range(3):
+        x = torch.randn(2, 8)
+        same = torch.allclose(traced(x), block(x))
+        ok &= same
+        print("trace call %d: %s eager, %s" % (call, "matches" if same else "DIFFERS FROM",
+                                              "captured" if call == 0 else "cache hit"))
+    print("compiled graphs: %d\n" % len(graphs))
+    explanation = pyinterp.explain(block, torch.randn(2, 8))
+    print(explanation)
+    print()
+    return ok and len(graphs) == 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m pyinterp", description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-listing", action="store_true", help="skip the instruction listing")
     args = parser.parse_args(argv)
     ok = demo()
+    ok &= trace_demo()
     if not args.no_listing:
         explain_instructions(fails)
     return 0 if ok else 1
