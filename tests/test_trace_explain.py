@@ -1,0 +1,190 @@
+"""pyinterp.explain: graphs, breaks with the user's file and line, guards,
+the mock, and a printable summary."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+from torch import nn  # noqa: E402
+
+from trace_support import fresh, line_of  # noqa: E402
+
+THIS_FILE = __file__
+EXPLAIN_SCALE = 3.0
+
+
+def no_tensor_ops(a, b):
+    return [a, b, a * b]
+
+
+def simple(inp_tensor):
+    return (inp_tensor * EXPLAIN_SCALE).relu() + 1
+
+
+def break_in_loop(x):
+    total = x * 0
+    for i in range(3):
+        total = total + x * x.sum().item()  # LOOP-BREAK
+    return total
+
+
+def two_breaks(x):
+    a = x.sum().item()  # FIRST
+    if x.mean() > 0:  # SECOND
+        return x * a
+    return x - a
+
+
+def test_no_tensor_ops_has_no_graph():
+    exp = pyinterp.explain(no_tensor_ops, 2, 3)
+    assert exp.graph_count == 0
+    assert exp.graph_break_count == 0
+    assert list(exp.break_reasons) == []
+    assert len(exp.graphs) == 0
+
+
+def test_simple_function_one_graph_no_breaks():
+    exp = pyinterp.explain(simple, fresh(3))
+    assert exp.graph_count == 1
+    assert exp.graph_break_count == 0
+    assert len(exp.graphs) == 1
+    assert isinstance(exp.graphs[0], torch.fx.GraphModule)
+    assert len(exp.ops_per_graph) == 1
+    assert exp.ops_per_graph[0]
+
+
+def test_graph_module_computes_the_function():
+    x = fresh(3)
+    exp = pyinterp.explain(simple, x)
+    gm = exp.graphs[0]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == 1
+    out = gm(x)
+    result = out[0] if isinstance(out, (tuple, list)) else out
+    torch.testing.assert_close(result, simple(x))
+
+
+def test_guards_are_readable_strings_naming_the_state():
+    exp = pyinterp.explain(simple, fresh(3))
+    assert exp.guards
+    assert all(isinstance(g, str) for g in exp.guards)
+    assert any("EXPLAIN_SCALE" in g for g in exp.guards), exp.guards
+    assert any("inp_tensor" in g for g in exp.guards), exp.guards
+
+
+def test_mock_is_readable_text():
+    exp = pyinterp.explain(simple, fresh(3))
+    assert isinstance(exp.mock, str) and exp.mock.strip()
+
+
+def test_break_in_loop_counts_each_iteration():
+    exp = pyinterp.explain(break_in_loop, fresh(3))
+    assert exp.graph_break_count == 3
+    assert len(exp.break_reasons) == 3
+    line = line_of(break_in_loop, "# LOOP-BREAK")
+    for r in exp.break_reasons:
+        assert r.filename == THIS_FILE
+        assert r.lineno == line
+
+
+def test_break_reasons_point_at_user_lines_in_order():
+    exp = pyinterp.explain(two_breaks, torch.ones(3))
+    assert exp.graph_break_count == 2
+    assert [r.lineno for r in exp.break_reasons] == [
+        line_of(two_breaks, "# FIRST"), line_of(two_breaks, "# SECOND")]
+    for r in exp.break_reasons:
+        assert r.filename == THIS_FILE
+        assert isinstance(r.kind, str) and r.kind
+        assert isinstance(r.message, str) and r.message
+        assert isinstance(r.hint, str) and r.hint
+
+
+def test_break_count_follows_the_path_taken():
+    def f(x, n):
+        for _ in range(n):
+            x = x + x.max().item()
+        return x
+
+    assert pyinterp.explain(f, fresh(2), 0).graph_break_count == 0
+    assert pyinterp.explain(f, fresh(2), 2).graph_break_count == 2
+    assert pyinterp.explain(f, fresh(2), n=5).graph_break_count == 5
+
+
+def test_break_in_helper_points_at_helper_line():
+    def helper(t):
+        return t.tolist()  # HELPER-BREAK
+
+    def f(x):
+        return helper(x * 2)
+
+    exp = pyinterp.explain(f, fresh(2))
+    assert exp.graph_break_count == 1
+    (r,) = exp.break_reasons
+    assert (r.filename, r.lineno) == (THIS_FILE, line_of(helper, "# HELPER-BREAK"))
+
+
+def test_str_contains_guards_and_break_reasons():
+    exp = pyinterp.explain(two_breaks, torch.ones(3))
+    text = str(exp)
+    for g in exp.guards:
+        assert g in text
+    for r in exp.break_reasons:
+        assert r.message in text
+        assert str(r.lineno) in text
+
+
+def test_str_of_clean_function_contains_guards():
+    exp = pyinterp.explain(simple, fresh(3))
+    text = str(exp)
+    assert exp.guards
+    for g in exp.guards:
+        assert g in text
+
+
+def test_print_explanation(capsys):
+    exp = pyinterp.explain(break_in_loop, fresh(3))
+    print(exp)
+    out = capsys.readouterr().out
+    assert out.strip()
+    assert str(line_of(break_in_loop, "# LOOP-BREAK")) in out
+
+
+def test_explain_module_and_kwargs():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+
+        def forward(self, x, scale=1.0):
+            return self.lin(x) * scale
+
+    m = M()
+    exp = pyinterp.explain(m, fresh(1, 3), scale=2.0)
+    assert exp.graph_count == 1
+    assert exp.graph_break_count == 0
+
+
+def test_explain_runs_side_effects_once():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    pyinterp.explain(f, fresh(2))
+    assert len(calls) == 1
+
+
+def test_explain_does_not_affect_a_traced_function():
+    counter = []
+
+    def backend(gm, example_inputs):
+        counter.append(gm)
+        return gm.forward
+
+    traced = pyinterp.trace(simple, backend=backend)
+    x = fresh(3)
+    torch.testing.assert_close(traced(x), simple(x))
+    pyinterp.explain(simple, x)
+    torch.testing.assert_close(traced(x), simple(x))
+    assert len(counter) == 1
