@@ -7,7 +7,7 @@ It never catches exceptions itself: the caller treats a guard that raises
 as a miss.  Its rendering, one line per check with the user's ``file:line``
 that caused it, is what ``explain`` shows.
 """
-from ..refgraph.expr import Build, Call, Compare, GetAttr, Local, Obj, const
+from ..refgraph.expr import Call, Compare, Local, Obj, const
 from .function import GeneratedFunction
 
 
@@ -30,8 +30,9 @@ def build_guard(guards, nargs, kwnames):
         e.jump_if_false(label)
 
     check(Compare("==", Call(Obj(len, "len"), (Local("args"),)), const(nargs)), -1)
-    check(Compare("==", Call(GetAttr(Local("kwargs"), "keys")),
-                  Build("set", tuple(const(k) for k in sorted(kwnames)))), -1)
+    # In order: a function with **kwargs sees their order.
+    check(Compare("==", Call(Obj(tuple, "tuple"), (Local("kwargs"),)),
+                  const(tuple(kwnames))), -1)
     for index, guard in enumerate(guards):
         for expr in guard.checks(g.resolve):
             check(expr, index, guard.site)

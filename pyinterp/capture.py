@@ -174,12 +174,16 @@ class Capture:
         """Run torch's own Python natively (recorded as leaf ops); keep
         grad-mode changes (``no_grad().__enter__``) as graph nodes."""
         grad = torch.is_grad_enabled()
+        inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
         result = fn(*args, **kwargs) if kwargs else fn(*args)
         if self.active:
             now = torch.is_grad_enabled()
             if now != grad:
                 self.recorder.record_effect(torch._C._set_grad_enabled, (now,))
+            if torch.is_inference_mode_enabled() != inference:
+                self.break_graph("unsupported-global-state",
+                                 "inference mode changed by %s" % _spell(fn))
             if (torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")) != autocast:
                 self.break_graph("unsupported-global-state",
                                  "autocast state changed by %s" % _spell(fn))

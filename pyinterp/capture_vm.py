@@ -25,6 +25,7 @@ from .lookup import MISSING, lookup
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
 from .refgraph.sources import Attr, Item, Root
+from .tracing import Traced
 from .vm import Interpreter
 
 Tensor = torch.Tensor
@@ -56,6 +57,8 @@ _CONSUMERS = frozenset(id(f) for f in (
     all, iter, map, filter, str.join, dict.fromkeys))
 # Builtins that read nothing but what the guards already fix (types).
 _NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, id, type))
+_RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
+                          "seed_all", "set_rng_state_all"})
 _LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
 
 
@@ -142,6 +145,12 @@ class CaptureInterpreter(Interpreter):
         self._read_all(obj)
         return containers.get_iter(self, obj)
 
+    def next_value(self, it):
+        if self.capture.active and self.refgraph.is_outside(it):
+            self.capture.break_graph("opaque-native-call",
+                                     "advancing a %s from outside" % type(it).__name__)
+        return containers.next_value(self, it)
+
     def iterate(self, obj):
         self._read_all(obj)
         return containers.iterate(self, obj)
@@ -164,6 +173,9 @@ class CaptureInterpreter(Interpreter):
             self.refgraph.read_all(obj, self.capture.site())
         elif type(obj) in (set, frozenset) and _all_scalars(obj):
             pass  # guarded by value when read
+        elif lookup(type(obj), "__next__") is not MISSING:
+            self.capture.break_graph("opaque-native-call",
+                                     "consuming a %s from outside" % type(obj).__name__)
         elif type(obj) in (set, frozenset) or not needs_interpreter(lookup(type(obj), "__iter__")) \
                 and lookup(type(obj), "__iter__") is not MISSING:
             self.capture.break_graph("opaque-native-call",
@@ -238,6 +250,8 @@ class CaptureInterpreter(Interpreter):
                 for a in args:
                     self._read_all(a)
             return lookaside[1](self, args, kwargs)
+        if tp is Traced:
+            return self.call(fn.__wrapped__, args, kwargs)
         if tp is functools.partial:
             merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
             return self.call(fn.func, fn.args + tuple(args), merged)
@@ -253,7 +267,9 @@ class CaptureInterpreter(Interpreter):
             special = _SPECIAL_CALLS.get(id(func))
             if special is not None and special[0] is func:
                 return special[1](self, func, tuple(args), kwargs or {})
-            if is_torch_function(func) and not self._has_outside_object(args, kwargs):
+            if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
+                cap.break_graph("impure-call", "%s() changes the global RNG state" % func.__name__)
+            elif is_torch_function(func) and not self._has_outside_object(args, kwargs):
                 return cap.call_torch(func, args, kwargs)
         return calls.call_function(self, func, args, kwargs)
 
@@ -457,12 +473,24 @@ def _deferred(vm, fn, args, kwargs):
     name = frame.code.co_name if frame is not None else "<traced>"
     globals_ = frame.globals if frame is not None else {}
     bounce = trampoline(site, name, globals_)
-    cap.refgraph.defer_call((bounce, fn), args, kwargs, site)
+    # The replay prints the values as they are now: a tensor changed in
+    # place later in the call must not print its final value.
+    snapshot = [_snapshot(cap, a) for a in args]
+    cap.refgraph.defer_call((bounce, fn), snapshot, {k: _snapshot(cap, v) for k, v in kwargs.items()},
+                            site)
     cap.active = False
     try:
         return bounce(fn, args, kwargs)
     finally:
         cap.active = True
+
+
+def _snapshot(cap, value):
+    if isinstance(value, Tensor):
+        return cap.on_torch_function(Tensor.clone, (value,), {})
+    if type(value) in (list, tuple):
+        return type(value)(_snapshot(cap, v) for v in value)
+    return value
 
 
 def _printable(args, kwargs):

@@ -11,7 +11,7 @@ import functools
 import types
 import warnings
 
-from . import api
+from . import api, lookup
 from .errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 
 
@@ -73,6 +73,8 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
         rg.register(obj, Root(obj, name))
+        if isinstance(obj, types.FunctionType):
+            rg.read_function_state(obj, Root(obj, name))
     for i, value in enumerate(args):
         rg.read(Arg(i), value)
     for name, value in kwargs.items():
@@ -148,8 +150,13 @@ def _graph_break_error(record):
                            record.hint)
 
 
+@lookup.host_type
 class Traced:
-    """The callable returned by :func:`trace`."""
+    """The callable returned by :func:`trace`.
+
+    A host type: interpreted code that calls one runs it natively; a traced
+    function called while another is being captured is inlined instead
+    (``CaptureInterpreter.call``), so the caller gets one graph."""
 
     def __init__(self, fn, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
         from .codegen import backends

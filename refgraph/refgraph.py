@@ -113,8 +113,9 @@ class RefGraph:
             self._tensor_sources.append(source)
         elif tp in _IDENTITY_TYPES or _is_enum_member(value):
             self.add_guard(G.Identity(source, obj=value, site=site))
-            if tp is types.FunctionType:  # the same function may get new code
-                self.add_guard(G.Identity(Attr(source, "__code__"), obj=value.__code__, site=site))
+            if tp is types.FunctionType:
+                self.register(value, source)
+                self.read_function_state(value, source, site)
         elif tp is types.MethodType:
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
             self.add_guard(G.Identity(Attr(source, "__func__"), obj=value.__func__, site=site))
@@ -122,6 +123,17 @@ class RefGraph:
         else:
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
         self.register(value, source)
+
+    def read_function_state(self, fn, source, site=None):
+        """A function's code and defaults decide what a call does: guard
+        them (``__code__`` by identity; defaults element by element, so a
+        mutable default gets a path and its mutation is replayed)."""
+        self.add_guard(G.Identity(Attr(source, "__code__"), obj=fn.__code__, site=site))
+        for name in ("__defaults__", "__kwdefaults__"):
+            value = getattr(fn, name)
+            self.read(Attr(source, name), value, site)
+            if value and self.source_of(value) is not None:
+                self.read_all(value, site)
 
     def read_attr(self, obj, name, value, site=None):
         """``obj.name`` gave ``value``."""
@@ -172,6 +184,8 @@ class RefGraph:
             getitem = list.__getitem__ if isinstance(obj, list) else tuple.__getitem__
             for i in range(len(obj)):
                 self.read(Item(base, i), getitem(obj, i), site)
+        elif isinstance(obj, (set, frozenset)):
+            return  # sets of scalars are guarded by value; membership by Contains
         else:
             raise TypeError("read_all of %s" % tp.__name__)
 
@@ -219,6 +233,10 @@ class RefGraph:
         self.write(SideEffect(kind, target, name, operands, site=site), obj, ("attr", id(obj), name))
 
     def write_item(self, obj, key, value, site=None, delete=False):
+        if isinstance(obj, (list, dict)) and ("all", id(obj)) not in self._dirty \
+                and type(self._sources[id(obj)]) is not Root:  # not a module's namespace
+            self.read_all(obj, site)  # its length and other items keep their guards
+            self._dirty.add(("all", id(obj)))
         target = self._sources[id(obj)]
         kind = "delitem" if delete else "setitem"
         operands = () if delete else (value,)
