@@ -57,6 +57,7 @@ class Walker:
     torch: object
     source_of: object
     is_graph_value: object
+    volatile: object = frozenset()
 
     def kind(self, value):
         torch = self.torch
@@ -67,6 +68,9 @@ class Walker:
                 return "output"
             raise Unrepresentable("untracked-tensor",
                                   "the result holds a tensor no recorded op produced")
+        if type(value) is int and value in self.volatile:
+            raise Unrepresentable("impure-call", "id() of an object from outside reaches the "
+                                  "result or a side effect")
         if type(value) in _IMMUTABLE_LEAVES or (torch is not None and isinstance(
                 value, (torch.dtype, torch.device, torch.Size, torch.layout))):
             return "literal"

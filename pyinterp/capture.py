@@ -65,6 +65,7 @@ class Capture:
         self.opaque = 0
         self.vm = None
         self.explain = False
+        self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segments = 0
         self._ops_at_break = 0
 

@@ -12,6 +12,7 @@ every wrapper goes straight to the plain behaviour.
 import contextvars
 import functools
 import logging
+import sys
 import types
 import warnings
 
@@ -19,9 +20,9 @@ import torch
 
 from . import attributes, calls, containers, operators
 from .capture import is_torch_function
-from .dunders import NATIVE_CALLABLE_TYPES, needs_interpreter
+from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from .frame import decoded_for
-from .lookup import MISSING, lookup
+from .lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
 from .refgraph.sources import Attr, Item, Root
@@ -56,7 +57,12 @@ _CONSUMERS = frozenset(id(f) for f in (
     list, tuple, dict, set, frozenset, sorted, enumerate, zip, reversed, sum, min, max, any,
     all, iter, map, filter, str.join, dict.fromkeys))
 # Builtins that read nothing but what the guards already fix (types).
-_NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, id, type))
+_NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, type))
+# Torch functions that change global state the graph cannot record.
+_GLOBAL_STATE_SETTERS = frozenset({
+    "set_default_dtype", "set_default_device", "set_default_tensor_type",
+    "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
+    "set_flush_denormal", "set_float32_matmul_precision", "set_anomaly_enabled"})
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
 _LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
@@ -269,9 +275,17 @@ class CaptureInterpreter(Interpreter):
                 return special[1](self, func, tuple(args), kwargs or {})
             if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
                 cap.break_graph("impure-call", "%s() changes the global RNG state" % func.__name__)
+            elif is_torch_function(func) and func.__name__ in _GLOBAL_STATE_SETTERS:
+                cap.break_graph("unsupported-global-state",
+                                "%s() changes global torch state" % func.__name__)
             elif is_torch_function(func) and not self._has_outside_object(args, kwargs):
                 return cap.call_torch(func, args, kwargs)
         return calls.call_function(self, func, args, kwargs)
+
+    def _is_local(self, value):
+        """Created by this run (not outside, not a tensor input)."""
+        return not self.refgraph.is_outside(value) and not (
+            isinstance(value, Tensor) and not self.capture.recorder.is_graph_value(value))
 
     def _has_outside_object(self, args, kwargs):
         """True if an argument is an outside non-tensor object (a torch
@@ -282,7 +296,12 @@ class CaptureInterpreter(Interpreter):
 
     def _construct(self, cls, args, kwargs):
         if cls is type and len(args) == 1 and not kwargs:
-            return type(args[0])
+            result = type(args[0])
+            if not self.refgraph.is_outside(result):
+                # A class is a long-lived outside object: writes to it
+                # (type(self).count += 1) must be replayed.
+                self.refgraph.register(result, Root(result, result.__qualname__))
+            return result
         if id(cls) in _CONSUMERS:
             for a in args:
                 self._read_all(a)
@@ -298,12 +317,13 @@ class CaptureInterpreter(Interpreter):
         if owner is not None and not isinstance(owner, types.ModuleType):
             if isinstance(owner, Tensor):
                 return calls.call(self, fn, args, kwargs)
-            if rg.is_outside(owner):
-                if fn.__name__ == "__getattribute__" and len(args) == 1 and not kwargs \
-                        and type(args[0]) is str:
-                    value = calls.call(self, fn, args, kwargs)
+            if fn.__name__ == "__getattribute__" and len(args) == 1 and not kwargs \
+                    and type(args[0]) is str and _is_object_getattribute(fn):
+                value = self._object_getattribute(owner, args[0])
+                if rg.is_outside(owner):
                     self._raw_attribute_read(owner, args[0], value)
-                    return value
+                return value
+            if rg.is_outside(owner):
                 if fn.__name__ in ("__reduce_ex__", "__reduce__") \
                         and type(owner).__reduce_ex__ is object.__reduce_ex__:
                     return self._outside_reduce(owner, fn, args, kwargs)
@@ -324,22 +344,52 @@ class CaptureInterpreter(Interpreter):
             return calls.call(self, fn, args, kwargs)
         if id(fn) in _NEUTRAL:
             return calls.call(self, fn, args, kwargs)
+        if fn is id and args and not self._is_local(args[0]):
+            # Fine as a memo key inside the run; a break if it reaches the
+            # result or a side effect (the mock would replay a stale id).
+            result = calls.call(self, fn, args, kwargs)
+            cap.volatile.add(result)
+            return result
         if id(fn) in _CONSUMERS:
             for a in args:
                 self._read_all(a)
             return calls.call(self, fn, args, kwargs)
         values = list(args) + (list(kwargs.values()) if kwargs else [])
-        if any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values):
+        if any(rg.is_outside(v) and not isinstance(v, _PASSIVE_ARGUMENTS) for v in values):
             cap.break_graph("opaque-native-call", "%s() received an object from outside"
                             % getattr(fn, "__qualname__", fn))
             return calls.call(self, fn, args, kwargs)
         if any(isinstance(v, Tensor) for v in values):
             return calls.call(self, fn, args, kwargs)
-        cap.opaque += 1
-        try:
+        return self._call_watched(fn, args, kwargs)
+
+    def _call_watched(self, fn, args, kwargs):
+        """Run a C callable that may call back into Python natively (an
+        ``lru_cache`` wrapper, a C iterator over a user object): Python code
+        run that way is neither guarded nor replayed, so it is a break."""
+        cap = self.capture
+        owner = getattr(fn, "__self__", None)
+        if owner is not None and calls.METHOD_LOOKASIDES.get((type(owner), fn.__name__)):
             return calls.call(self, fn, args, kwargs)
+        entered = []
+
+        def watch(frame, event, arg):
+            if event == "call":
+                entered.append(frame.f_code)
+                sys.setprofile(previous)
+
+        previous = sys.getprofile()
+        cap.opaque += 1
+        sys.setprofile(watch)
+        try:
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
+            sys.setprofile(previous)
             cap.opaque -= 1
+            if entered:
+                cap.break_graph("native-callback", "%s() ran Python code (%s) natively"
+                                % (getattr(fn, "__qualname__", type(fn).__name__),
+                                   entered[0].co_qualname))
 
     def _outside_reduce(self, owner, fn, args, kwargs):
         """``obj.__reduce_ex__(protocol)`` (``copy``/``pickle``) with object's
@@ -354,6 +404,22 @@ class CaptureInterpreter(Interpreter):
             self.capture.break_graph("opaque-native-call", "copying a %s from outside"
                                      % type(owner).__name__)
         return result
+
+    def _object_getattribute(self, owner, name):
+        """``object.__getattribute__(owner, name)`` with a Python property
+        getter or descriptor interpreted (natively it would run unseen)."""
+        tp = type(owner)
+        attr = lookup(tp, name)
+        if attr is not MISSING and is_data_descriptor(attr):
+            if isinstance(attr, property) and needs_interpreter(attr.fget):
+                return self.call(attr.fget, (owner,))
+            if python_getter(attr):
+                return bind(self, attr, owner, tp)
+        elif attr is not MISSING and python_getter(attr):
+            d = getattr(owner, "__dict__", None)
+            if not (isinstance(d, dict) and name in d):
+                return bind(self, attr, owner, tp)
+        return object.__getattribute__(owner, name)
 
     def _raw_attribute_read(self, owner, name, value):
         """``object.__getattribute__(owner, name)``: guard the instance-dict
@@ -395,6 +461,23 @@ class CaptureInterpreter(Interpreter):
             return
         self.capture.break_graph("opaque-native-call", "%s.%s() on an object from outside"
                                  % (type(owner).__name__, name))
+
+
+# Outside values a C function may receive without reading state we guard
+# by path: tensors (their ops are recorded), and classes, functions and
+# modules (identity-guarded; object.__new__(cls) only reads the type).
+_PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
+
+
+def _is_object_getattribute(fn):
+    """True for ``object.__getattribute__`` bound to an instance."""
+    try:
+        return fn.__func__ is object.__getattribute__  # a bound builtin method
+    except AttributeError:
+        pass
+    return getattr(fn, "__objclass__", None) is object or type(fn) is types.MethodWrapperType \
+        and fn.__name__ == "__getattribute__" and type(fn.__self__).__getattribute__ is not \
+        object.__getattribute__
 
 
 def _hashable(key):
@@ -562,6 +645,7 @@ for _fn in (getattr(torch.compiler, "is_compiling", None),
     if _fn is not None:
         _special(_fn, _compiling)
 _special(print, _deferred)
+_special(torch.set_printoptions, _deferred)  # replayed so that replayed prints match
 _special(warnings.warn, _deferred)
 _special(len, _len)
 _special(__import__, _import)

@@ -90,7 +90,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     out.result = result
     out.param_names = parameter_names(target)
     rec = cap.recorder
-    walker = Walker(torch, rg.source_of, rec.is_graph_value)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile)
     outputs = []
     if cap.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]

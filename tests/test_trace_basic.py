@@ -554,3 +554,89 @@ def test_tensor_passed_by_keyword_and_position():
         run_both(traced, f, x, y=y)
         run_both(traced, f, y=y, x=x)
         run_both(traced, f, x, y)
+
+
+class _AttnWrapper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(4, 2, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x)[0]
+
+
+class _FirstOutput(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)[0]
+
+
+@pytest.mark.parametrize("make, make_input", [
+    (lambda: _FirstOutput(nn.LSTM(3, 4, batch_first=True)), lambda i: fresh(2, 5, 3, seed=i)),
+    (lambda: nn.Embedding(10, 3), lambda i: torch.tensor([[1, 2], [i, 3]])),
+    (lambda: nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU()),
+     lambda i: fresh(2, 1, 5, 5, seed=i)),
+    (_AttnWrapper, lambda i: fresh(2, 3, 4, seed=i)),
+    (lambda: nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True),
+     lambda i: fresh(2, 3, 4, seed=i)),
+    (lambda: nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.GELU()), lambda i: fresh(2, 3, seed=i)),
+], ids=["lstm", "embedding", "conv_bn", "attention", "transformer_layer", "layernorm_gelu"])
+def test_common_layers_match_eager_and_hit(make, make_input):
+    torch.manual_seed(0)
+    m = make()
+    traced, counter = traced_counting(m)
+    for i in range(3):
+        x = make_input(i)
+        assert_same(traced(x), m(x))
+    assert count_captures(counter) == 1
+    assert counter.runs >= 2
+    m.eval()
+    with torch.no_grad():
+        for i in range(2):
+            x = make_input(i)
+            assert_same(traced(x), m(x))
+
+
+def _model_class(decorate):
+    deco = pyinterp.trace(backend="eager") if decorate else (lambda fn: fn)
+
+    class Model:
+        k = 2.0
+
+        @deco
+        def forward(self, x, *, y=1):
+            return x * self.k + y
+
+    return Model
+
+
+def test_method_in_class_body_wrong_arguments_same_error_as_eager():
+    traced_obj, eager_obj = _model_class(True)(), _model_class(False)()
+    x = fresh(2)
+    for _ in range(2):
+        for args, kwargs in [((), {}), ((x, 2), {}), ((x,), {"z": 1})]:
+            with pytest.raises(TypeError) as e_info:
+                eager_obj.forward(*args, **kwargs)
+            with pytest.raises(TypeError) as t_info:
+                traced_obj.forward(*args, **kwargs)
+            assert str(t_info.value) == str(e_info.value)
+        assert_same(traced_obj.forward(x, y=3), eager_obj.forward(x, y=3))
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"mode": "max-autotune"},
+    {"cache_limit": 0},
+    {"backend": "no-such-backend"},
+], ids=["mode", "cache_limit", "backend"])
+def test_invalid_options_are_rejected(kwargs):
+    with pytest.raises((ValueError, TypeError)):
+        traced = pyinterp.trace(lambda x: x * 2, **kwargs)
+        traced(fresh(2))  # a lazily checked option fails at the latest here
+
+
+def test_non_callable_is_rejected():
+    with pytest.raises(TypeError):
+        pyinterp.trace(3)

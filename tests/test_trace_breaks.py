@@ -12,7 +12,7 @@ import pyinterp  # noqa: E402
 from torch import nn  # noqa: E402
 
 from trace_support import (  # noqa: E402
-    assert_same, fresh, line_of, run_both,
+    assert_same, count_captures, fresh, line_of, run_both, traced_counting,
 )
 
 THIS_FILE = __file__
@@ -345,3 +345,45 @@ def test_break_is_in_explain_with_user_line():
     assert exp.graph_break_count >= 1
     lines = [(r.filename, r.lineno) for r in exp.break_reasons]
     assert (THIS_FILE, line_of(f_item, "# BREAK")) in lines
+
+
+def test_break_on_one_path_does_not_stop_capture_of_another():
+    def f(x, flag):
+        y = x * 2
+        if flag:
+            y = y * y.sum().item()
+        return y
+
+    traced, counter = traced_counting(f)
+    x = fresh(2)
+    for flag in [True, True, False, False, False, True, False]:
+        assert_same(traced(x, flag), f(x, flag))
+    assert count_captures(counter) == 1  # the clean path compiled once
+    assert counter.runs >= 2  # and its later calls ran the graph
+
+
+def test_fullgraph_break_in_module_forward():
+    class M(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            return y if y.sum() > 0 else -y  # BREAK
+
+    traced = pyinterp.trace(M(), backend="eager", fullgraph=True)
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        traced(fresh(3))
+    assert info.value.filename == THIS_FILE
+    assert info.value.lineno == line_of(M.forward, "# BREAK")
+
+
+def test_fullgraph_error_does_not_leave_partial_side_effects_twice():
+    log = []
+
+    def f(x):
+        log.append("a")
+        return x * x.sum().item()
+
+    traced = pyinterp.trace(f, backend="eager", fullgraph=True)
+    for i in range(2):
+        with pytest.raises(pyinterp.GraphBreakError):
+            traced(fresh(2))
+        assert len(log) <= i + 1  # never more than once per call

@@ -988,6 +988,8 @@ def test_read_after_own_mutation_hits_with_fresh_arguments(fn, make):
     assert not [w for w in caught if issubclass(w.category, pyinterp.RecompileLimitWarning)]
 
 
+@pytest.mark.xfail(strict=True, reason="known bug: an attribute first served by a Python "
+                   "__getattr__ and then set on the instance is replayed wrongly (open)")
 def test_attribute_served_by_getattr_then_set_on_instance():
     class Lazy:
         def __getattr__(self, name):
@@ -1105,3 +1107,133 @@ def test_grad_mode_read_inside_function():
     with torch.no_grad():
         twice(traced, counter, f, x)
     twice(traced, counter, f, x)
+
+
+def test_aliasing_inside_argument_list_and_dict():
+    def f(xs, d):
+        xs[0].add_(1)
+        d["a"].add_(1)
+        return xs[0] + xs[1], d["a"] + d["b"]
+
+    traced = pyinterp.trace(f, backend="eager")
+    for _ in range(2):
+        run_both(traced, f, [fresh(2), fresh(2, seed=1)], {"a": fresh(2), "b": fresh(2, seed=1)})
+    for _ in range(2):
+        a, b = fresh(2), fresh(2, seed=1)
+        run_both(traced, f, [a, a], {"a": b, "b": b})
+    a = fresh(2)
+    run_both(traced, f, [a, a], {"a": a, "b": a})
+
+
+def test_aliasing_through_views():
+    traced = pyinterp.trace(_inplace_then_add, backend="eager")
+    for _ in range(2):
+        run_both(traced, _inplace_then_add, torch.zeros(4), torch.zeros(4))
+    base = torch.zeros(4)
+    assert traced(base, base.view(2, 2).view(-1)).tolist() == [2.0] * 4
+    base = torch.zeros(4)
+    assert traced(base[:4], base[0:4]).tolist() == [2.0] * 4
+
+
+def test_aliasing_argument_with_attribute_of_other_argument():
+    def f(obj, x):
+        obj.t.add_(1)
+        return obj.t + x
+
+    traced = pyinterp.trace(f, backend="eager")
+    for _ in range(2):
+        obj = types.SimpleNamespace(t=torch.zeros(2))
+        assert traced(obj, torch.zeros(2)).tolist() == [1.0, 1.0]
+    obj = types.SimpleNamespace(t=torch.zeros(2))
+    assert traced(obj, obj.t).tolist() == [2.0, 2.0]
+
+
+def test_var_keyword_order_changed():
+    def f(**kw):
+        return list(kw), sum(v * i for i, v in enumerate(kw.values()))
+
+    traced, counter = traced_counting(f)
+    a, b = fresh(1), fresh(1, seed=1)
+    twice(traced, counter, f, a=a, b=b)
+    twice(traced, counter, f, b=b, a=a)
+    twice(traced, counter, f, a=a)
+    twice(traced, counter, f, a=a, b=b)
+
+
+def test_var_positional_count_changed():
+    def f(*xs):
+        return torch.stack(xs).sum(0) * len(xs)
+
+    traced, counter = traced_counting(f)
+    ts = [fresh(2, seed=i) for i in range(3)]
+    for n in [1, 2, 3, 1]:
+        twice(traced, counter, f, *ts[:n])
+
+
+def test_callable_argument_changed():
+    def f(x, fn):
+        return fn(x) + 1
+
+    traced, counter = traced_counting(f)
+    x = fresh(2)
+    for fn in [torch.sin, torch.cos, lambda v: v * 3, torch.sin]:
+        twice(traced, counter, f, x, fn)
+
+
+def test_dtype_argument_changed():
+    def f(x, dt):
+        return x.to(dt) * 2
+
+    traced, counter = traced_counting(f)
+    x = fresh(2)
+    for dt in [torch.float64, torch.int32, torch.float16, torch.float64]:
+        twice(traced, counter, f, x, dt)
+
+
+def test_object_class_changed_and_class_method_replaced():
+    class A:
+        def val(self):
+            return 2.0
+
+    class B:
+        def val(self):
+            return 5.0
+
+    def f(o, x):
+        return x * o.val()
+
+    traced, counter = traced_counting(f)
+    o, x = A(), fresh(2)
+    twice(traced, counter, f, o, x)
+    o.__class__ = B
+    twice(traced, counter, f, o, x)
+    B.val = lambda self: 9.0
+    twice(traced, counter, f, o, x)
+
+
+def test_sequential_edited_in_place():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    traced, counter = traced_counting(m)
+    x = fresh(1, 2)
+    _check_module(traced, counter, m, x)
+    del m[1]
+    _check_module(traced, counter, m, x)
+    m.append(nn.Tanh())
+    _check_module(traced, counter, m, x)
+    m[0] = nn.Identity()
+    _check_module(traced, counter, m, x)
+
+
+def test_parametrization_added_to_module():
+    torch.manual_seed(0)
+    m = nn.Linear(2, 2)
+    traced, counter = traced_counting(m)
+    x = fresh(1, 2)
+    _check_module(traced, counter, m, x)
+    nn.utils.parametrizations.weight_norm(m)
+    for _ in range(2):  # correctness only: capture of parametrizations is not required
+        assert_same(traced(x), m(x))
+    with torch.no_grad():
+        m.parametrizations.weight.original0.mul_(2)
+    assert_same(traced(x), m(x))

@@ -335,3 +335,90 @@ def test_tensor_created_inside_returned_is_fresh_each_call():
         out = traced(fresh(2, seed=i))[0]
         assert out.tolist() == [0.0, 0.0], "call %d" % i
         out.add_(5)  # the caller owns the result
+
+
+class Node:
+    created = 0
+
+    def __init__(self, value):
+        self.value = value
+        Node.created += 1
+
+
+def test_new_object_stored_into_argument():
+    def f(holder, x):
+        holder.child = Node(x * 2)
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    children = []
+    for i in range(CALLS):
+        holder, x = Box(), fresh(2, seed=i)
+        traced(holder, x)
+        assert type(holder.child) is Node
+        assert_same(holder.child.value, x * 2)
+        children.append(holder.child)
+    assert len({id(c) for c in children}) == CALLS
+
+
+def test_constructor_side_effect_replayed():
+    Node.created = 0
+
+    def f(x):
+        return Node(x + 1)
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        node = traced(fresh(2, seed=i))
+        assert_same(node.value, fresh(2, seed=i) + 1)
+        assert Node.created == i + 1
+
+
+def test_returned_closure_captures_this_calls_values():
+    def f(x):
+        y = x * 2
+        return lambda: y
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(x)(), x * 2)
+
+
+def test_returned_views_alias_the_input():
+    def f(x):
+        return x[0], x.view(-1), x.detach()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = torch.zeros(2, 2)
+        row, flat, det = traced(x)
+        row.add_(1)
+        flat[-1] = 5
+        det[0, 1] = 7
+        assert x.tolist() == [[1.0, 7.0], [0.0, 5.0]], "call %d" % i
+
+
+class Box:
+    pass
+
+
+def test_python_value_derived_from_argument_identity():
+    def f(x):
+        return id(x), x * 2
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        ident, _ = traced(x)
+        assert ident == id(x), "call %d" % i
+
+
+def test_dict_keyed_by_argument_identity():
+    def f(x, table):
+        return x * 2, table.get(id(x), "missing")
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert traced(x, {id(x): "found"})[1] == "found"

@@ -717,3 +717,409 @@ def test_exception_after_side_effect_keeps_side_effect_once():
     assert len(log) == 4
     assert_same(traced(x, False), x * 2)
     assert len(log) == 5
+
+
+def _print_then_mutate(x):
+    y = x * 1
+    print("before", y)
+    y.add_(1)
+    print("after", y)
+    return y
+
+
+def _print_input_between_inplace(x):
+    x.add_(1)
+    print("middle", x)
+    x.add_(1)
+    return x
+
+
+@pytest.mark.parametrize("fn", [_print_then_mutate, _print_input_between_inplace],
+                         ids=lambda f: f.__name__)
+def test_print_shows_value_at_print_time_not_final_value(fn, capsys):
+    traced = pyinterp.trace(fn, backend="eager")
+    for i in range(CALLS):
+        t_x, e_x = torch.full((2,), float(i)), torch.full((2,), float(i))
+        expected = fn(e_x)
+        eager_out = capsys.readouterr().out
+        assert_same(traced(t_x), expected)
+        assert capsys.readouterr().out == eager_out, "call %d" % i
+        assert_same(t_x, e_x)
+
+
+def test_print_to_stderr_and_stdout_interleaved(capsys):
+    import sys
+
+    def f(x):
+        print("err", x * 2, file=sys.stderr)
+        print("out", x.sum())
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        f(x)
+        eager = capsys.readouterr()
+        traced(x)
+        got = capsys.readouterr()
+        assert (got.out, got.err) == (eager.out, eager.err), "call %d" % i
+
+
+def test_print_formatted_tensor_values(capsys):
+    def f(x):
+        print(f"sum={x.sum():.3f} all={x * 2}", [x, {"k": x + 1}])
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        f(x)
+        eager_out = capsys.readouterr().out
+        traced(x)
+        assert capsys.readouterr().out == eager_out, "call %d" % i
+
+
+def test_buffer_incremented_in_forward():
+    class Steps(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+        def forward(self, x):
+            self.steps += 1
+            return x * self.steps
+
+    m = Steps()
+    traced, counter = traced_counting(m)
+    for i in range(CALLS):
+        assert traced(torch.ones(2)).tolist() == [float(i + 1)] * 2
+        assert m.steps.item() == i + 1
+    assert_hits_ran_graph(counter, CALLS - 1)
+
+
+def test_buffer_rebound_in_forward():
+    class Ema(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("ema", torch.zeros(2))
+
+        def forward(self, x):
+            self.ema = self.ema * 0.5 + x
+            return self.ema
+
+    m_t, m_e = Ema(), Ema()
+    traced = pyinterp.trace(m_t, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        out = traced(x)
+        assert_same(out, m_e(x))
+        assert out is m_t.ema
+        assert_same(m_t.ema, m_e.ema)
+
+
+def test_out_kwarg_writes_into_input():
+    def f(x):
+        torch.add(x, 1, out=x)
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    x = torch.zeros(2)
+    for i in range(CALLS):
+        assert traced(x) is x
+        assert x.tolist() == [float(i + 1)] * 2
+
+
+def test_optimizer_zero_grad_inside_traced_step():
+    torch.manual_seed(0)
+    m = nn.Linear(2, 1)
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+
+    def f(x):
+        opt.zero_grad()
+        return m(x).sum()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        traced(torch.ones(1, 2)).backward()
+        assert m.bias.grad.tolist() == [1.0], "call %d: grads accumulated" % i
+        opt.step()
+
+
+def test_requires_grad_set_on_input_inside():
+    def f(x):
+        x.requires_grad_()
+        return (x * x).sum()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(CALLS):
+        x = torch.full((2,), float(i))
+        loss = traced(x)
+        assert x.requires_grad and loss.requires_grad
+        loss.backward()
+        assert_same(x.grad, 2 * x.detach())
+
+
+# --------------------------------------------------------------------------
+# consuming outside iterators: each call takes the next value
+# --------------------------------------------------------------------------
+
+def _counter_gen():
+    i = 0
+    while True:
+        i += 1
+        yield i
+
+
+@pytest.mark.parametrize("make", [
+    lambda: iter([1.0, 2.0, 3.0, 4.0, 5.0]),
+    lambda: __import__("itertools").count(1),
+    _counter_gen,
+], ids=["list_iterator", "itertools_count", "generator"])
+def test_next_on_outside_iterator_advances_every_call(make):
+    t_it, e_it = make(), make()
+
+    def f_t(x):
+        return x * next(t_it)
+
+    def f_e(x):
+        return x * next(e_it)
+
+    traced = pyinterp.trace(f_t, backend="eager")
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(x), f_e(x), "call %d" % i)
+    assert next(t_it) == next(e_it)
+
+
+def test_iterator_argument_consumed():
+    def f(it, x):
+        return x * next(it), next(it)
+
+    traced = pyinterp.trace(f, backend="eager")
+    t_it, e_it = iter(range(100)), iter(range(100))
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(t_it, x), f(e_it, x), "call %d" % i)
+    assert next(t_it) == next(e_it)
+
+
+# --------------------------------------------------------------------------
+# other container types
+# --------------------------------------------------------------------------
+
+def _set_add_discard(s, x):
+    s.add(len(s))
+    s.discard(0)
+    return x * len(s)
+
+
+def _deque_appendleft(d, x):
+    d.appendleft(x.sum())
+    return x * len(d)
+
+
+def _heappush(h, x):
+    import heapq
+    heapq.heappush(h, -len(h))
+    return x * h[0]
+
+
+def _counter_update(c, x):
+    c.update(["a"])
+    return x * c["a"]
+
+
+def _defaultdict_append(d, x):
+    d["k"].append(1)
+    return x * len(d["k"])
+
+
+def _list_sort_reverse(lst, x):
+    lst.append(-len(lst))
+    lst.sort()
+    lst.reverse()
+    return x * lst[-1]
+
+
+@pytest.mark.parametrize("fn, make", [
+    (_set_add_discard, set),
+    (_deque_appendleft, lambda: __import__("collections").deque()),
+    (_heappush, list),
+    (_counter_update, lambda: __import__("collections").Counter()),
+    (_defaultdict_append, lambda: __import__("collections").defaultdict(list)),
+    (_list_sort_reverse, list),
+], ids=lambda v: getattr(v, "__name__", "make"))
+def test_container_mutations_accumulate_like_eager(fn, make):
+    traced = pyinterp.trace(fn, backend="eager")
+    t_c, e_c = make(), make()
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(t_c, x), fn(e_c, x), "result of call %d" % i)
+        assert type(t_c) is type(e_c)
+        assert repr(t_c) == repr(e_c), "container after call %d" % i
+
+
+# --------------------------------------------------------------------------
+# user code run by attribute access / protocols runs once per call
+# --------------------------------------------------------------------------
+
+class _Logged:
+    def __init__(self):
+        self.log = []
+        self._k = 2.0
+
+    @property
+    def k(self):
+        self.log.append("k")
+        return self._k
+
+    def __len__(self):
+        self.log.append("len")
+        return 2
+
+
+def test_property_and_dunder_side_effects_once_per_call():
+    def f(obj, x):
+        return x * obj.k + len(obj)
+
+    traced = pyinterp.trace(f, backend="eager")
+    t_obj, e_obj = _Logged(), _Logged()
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(t_obj, x), f(e_obj, x))
+        assert t_obj.log == e_obj.log, "call %d" % i
+
+
+def test_user_iterator_protocol_consumed_like_eager():
+    class Counter3:
+        def __init__(self):
+            self.i = 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            self.i += 1
+            if self.i % 3 == 0:
+                raise StopIteration
+            return self.i
+
+    def f(it, x):
+        return x * sum(it)
+
+    traced = pyinterp.trace(f, backend="eager")
+    t_it, e_it = Counter3(), Counter3()
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(t_it, x), f(e_it, x), "call %d" % i)
+        assert t_it.i == e_it.i
+
+
+def test_print_uses_print_options_in_force_at_print_time(capsys):
+    def f(x):
+        torch.set_printoptions(precision=1)
+        print(x * 1.23456)
+        torch.set_printoptions(precision=4)
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    try:
+        for i in range(CALLS):
+            x = fresh(2, seed=i)
+            f(x)
+            eager_out = capsys.readouterr().out
+            traced(x)
+            assert capsys.readouterr().out == eager_out, "call %d" % i
+    finally:
+        torch.set_printoptions(profile="default")
+
+
+def test_warnings_and_logging_inside_once_per_call():
+    import io
+    import logging
+    import warnings
+
+    log = logging.getLogger("pyinterp_trace_test_probe")
+    log.setLevel(logging.INFO)
+    buf = io.StringIO()
+    handler = logging.StreamHandler(buf)
+    log.addHandler(handler)
+
+    def f(x):
+        warnings.warn("careful %d" % x.shape[0])
+        log.info("value %s", x.sum())
+        return x * 2
+
+    traced = pyinterp.trace(f, backend="eager")
+    try:
+        for i in range(CALLS):
+            x = torch.full((2,), float(i))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                traced(x)
+            assert [str(w.message) for w in caught if "careful" in str(w.message)] == ["careful 2"]
+        assert buf.getvalue() == "".join("value %s\n" % torch.full((2,), float(i)).sum()
+                                         for i in range(CALLS))
+    finally:
+        log.removeHandler(handler)
+
+
+def test_class_attribute_store_through_argument_type():
+    class Tracked:
+        instances_seen = 0
+
+        def bump(self):
+            type(self).instances_seen += 1
+
+    def f(obj, x):
+        obj.bump()
+        return x * 2
+
+    traced = pyinterp.trace(f, backend="eager")
+    obj = Tracked()
+    for i in range(CALLS):
+        x = fresh(2, seed=i)
+        assert_same(traced(obj, x), x * 2)
+        assert Tracked.instances_seen == i + 1, "call %d" % i
+
+
+class _GlobalTracked:
+    n = 0
+
+
+def _bump_global_class(x):
+    _GlobalTracked.n += 1
+    return x * 2
+
+
+def test_class_attribute_store_through_global_class():
+    _GlobalTracked.n = 0
+    traced = pyinterp.trace(_bump_global_class, backend="eager")
+    for i in range(CALLS):
+        traced(fresh(2, seed=i))
+        assert _GlobalTracked.n == i + 1
+
+
+def test_lru_cached_helper_after_cache_clear():
+    # functools.lru_cache keeps state in C: after cache_clear() the eager
+    # function runs the helper body again (a visible side effect).
+    import functools
+
+    calls = []
+
+    @functools.lru_cache(maxsize=None)
+    def factor(n):
+        calls.append(n)
+        return n * 1.5
+
+    def f(x, n):
+        return x * factor(n)
+
+    traced = pyinterp.trace(f, backend="eager")
+    x = fresh(2)
+    for n in [1, 1, 2, 2, 1]:
+        assert_same(traced(x, n), x * (n * 1.5))
+    assert calls == [1, 2]
+    factor.cache_clear()
+    assert_same(traced(x, 1), x * 1.5)
+    assert calls == [1, 2, 1]

@@ -224,3 +224,81 @@ def test_inductor_small_mlp_grads_match():
         assert_same(loss_t, loss_e, rtol=1e-4, atol=1e-5)
         for (name, pt), pe in zip(m_t.named_parameters(), m_e.parameters()):
             torch.testing.assert_close(pt.grad, pe.grad, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_inference_mode_inside_function():
+    def f(w, x):
+        with torch.inference_mode():
+            return w * x
+
+    traced = pyinterp.trace(f, backend="eager")
+    w = fresh(2, requires_grad=True)
+    for i in range(3):
+        x = fresh(2, seed=i)
+        out, expected = traced(w, x), f(w, x)
+        assert_same(out, expected)
+        assert out.is_inference() == expected.is_inference(), "call %d" % i
+
+
+def test_enable_grad_inside_function_called_under_no_grad():
+    def f(w):
+        with torch.enable_grad():
+            return (w * 2).sum()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(3):
+        w_t, w_e = fresh(2, seed=i, requires_grad=True), fresh(2, seed=i, requires_grad=True)
+        with torch.no_grad():
+            out, expected = traced(w_t), f(w_e)
+        assert_same(out, expected)
+        out.backward()
+        expected.backward()
+        assert_same(w_t.grad, w_e.grad)
+
+
+def test_inference_mode_around_call():
+    def f(x):
+        return x * 2
+
+    traced = pyinterp.trace(f, backend="eager")
+    x = fresh(2)
+    for inference in [False, True, False, True]:
+        if inference:
+            with torch.inference_mode():
+                out = traced(x)
+            assert out.is_inference()
+        else:
+            out = traced(x)
+            assert not out.is_inference()
+        assert_same(out, x * 2)
+
+
+def test_inplace_on_non_leaf_input_backward():
+    def f(x):
+        x.mul_(3)
+        return x.sum()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(3):
+        w_t, w_e = fresh(2, seed=i, requires_grad=True), fresh(2, seed=i, requires_grad=True)
+        x_t, x_e = w_t * 2, w_e * 2
+        out, expected = traced(x_t), f(x_e)
+        assert_same(out, expected)
+        assert_same(x_t, x_e)
+        out.backward()
+        expected.backward()
+        assert_same(w_t.grad, w_e.grad)
+
+
+def test_index_assignment_on_clone_backward():
+    def f(x, idx):
+        y = x.clone()
+        y[idx] = 0
+        return (y * y).sum()
+
+    traced = pyinterp.trace(f, backend="eager")
+    for i in range(4):
+        w_t, w_e = fresh(3, seed=i, requires_grad=True), fresh(3, seed=i, requires_grad=True)
+        traced(w_t, i % 2).backward()
+        f(w_e, i % 2).backward()
+        assert_same(w_t.grad, w_e.grad)
