@@ -72,9 +72,10 @@ class Capture:
     # -- where we are -------------------------------------------------------
     def site(self):
         """The user's ``(filename, lineno)`` being executed, or None."""
-        frame = self.vm.top if self.vm is not None else None
+        innermost = frame = self.vm.top if self.vm is not None else None
         while frame is not None and _is_torch_file(frame.code.co_filename):
             frame = frame.back
+        frame = frame or innermost  # all torch frames: name torch's line
         if frame is None:
             return None
         return frame.code.co_filename, frame.lineno

@@ -89,9 +89,17 @@ class CaptureInterpreter(Interpreter):
                     and not isinstance(obj, Tensor) and _native_read(obj, name):
                 self.refgraph.read_hasattr(obj, name, False, self.capture.site())
             raise
-        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor) \
-                and _native_read(obj, name):
-            self.refgraph.read_attr(obj, name, value, self.capture.site())
+        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor):
+            if _native_read(obj, name):
+                self.refgraph.read_attr(obj, name, value, self.capture.site())
+            elif _served_by_getattr_hook(obj, name):
+                # Served by a Python __getattr__: an instance attribute set
+                # later would take precedence, so guard its absence.
+                d = object.__getattribute__(obj, "__dict__")
+                rg = self.refgraph
+                if not rg.is_outside(d):
+                    rg.read(Attr(rg.source_of(obj), "__dict__"), d, self.capture.site())
+                rg.read_contains(d, name, False, self.capture.site())
         return value
 
     def plain_method(self, obj, name):
@@ -506,6 +514,17 @@ def _native_read(obj, name):
             not isinstance(attr, property)
     d = getattr(obj, "__dict__", None)
     return isinstance(d, dict) and name in d
+
+
+def _served_by_getattr_hook(obj, name):
+    tp = type(obj)
+    if not needs_interpreter(lookup(tp, "__getattr__")) or lookup(tp, name) is not MISSING:
+        return False
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return False
+    return type(d) is dict and name not in d
 
 
 def _is_torch_native(fn):
