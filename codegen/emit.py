@@ -314,7 +314,7 @@ class Emitter:
 
     # -- assembly -------------------------------------------------------------
 
-    def build_code(self, name, argnames):
+    def build_code(self, name, argnames, stacksize=None):
         """The code object of a plain function of positional ``argnames``.
 
         Prepends the prologue: ``RESUME 0`` must be the first instruction of
@@ -332,13 +332,15 @@ class Emitter:
         bc.argcount = len(bc.argnames)
         bc.flags = CompilerFlags.NEWLOCALS
         bc.update_flags()
-        return assemble(bc)
+        return assemble(bc, stacksize)
 
-    def build_function(self, name, argnames, globals):
+    def build_function(self, name, argnames, globals, stacksize=None):
         """A function running the emitted code, with ``globals`` as its
         module namespace (where ``LOAD_GLOBAL`` looks, then its
-        ``__builtins__``)."""
-        return types.FunctionType(self.build_code(name, argnames), globals, name)
+        ``__builtins__``).  ``stacksize``, if the caller knows a bound,
+        spares ``bytecode`` its control-flow analysis (the slow part of
+        assembling a guard with a thousand checks)."""
+        return types.FunctionType(self.build_code(name, argnames, stacksize), globals, name)
 
 
 def editable(code):
@@ -354,7 +356,7 @@ def editable(code):
     return Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
 
 
-def assemble(bc):
+def assemble(bc, stacksize=None):
     """The code object of ``bc``, without recomputing exception-table stack
-    depths (see :func:`editable`); the stack size is still computed."""
-    return bc.to_code(compute_exception_stack_depths=False)
+    depths (see :func:`editable`); the stack size is computed unless given."""
+    return bc.to_code(stacksize=stacksize, compute_exception_stack_depths=False)

@@ -20,6 +20,7 @@ class ExprCompiler:
         self.e = emitter
         self.globals = {"__builtins__": __builtins__}
         self._names = {}
+        self.max_depth = 1
 
     # -- names for constants --------------------------------------------------
     def name(self, node):
@@ -47,6 +48,10 @@ class ExprCompiler:
     # -- emission ---------------------------------------------------------------
     def emit(self, expr):
         """Emit code that pushes the value of ``expr``: ``( -- value)``."""
+        self.max_depth = max(self.max_depth, depth(expr))
+        self._emit(expr)
+
+    def _emit(self, expr):
         e = self.e
         tp = type(expr)
         if tp is Local:
@@ -111,3 +116,28 @@ class ExprCompiler:
             self.emit(item)
         e.emit({"tuple": "BUILD_TUPLE", "list": "BUILD_LIST", "set": "BUILD_SET"}[expr.kind],
                len(expr.items))
+
+
+def depth(expr):
+    """The most stack slots evaluating ``expr`` uses (an upper bound)."""
+    tp = type(expr)
+    if tp is Local or tp is Obj:
+        return 1
+    if tp is GetAttr:
+        return max(depth(expr.base), 2)  # a method load may push two
+    if tp is GetItem:
+        return max(depth(expr.base), 1 + depth(expr.key))
+    if tp is Call:
+        args = list(expr.args) + [v for _, v in expr.kwargs]
+        inner = [2 + i + depth(a) for i, a in enumerate(args)]
+        return max([1 + depth(expr.func)] + inner + [3 + len(args)])
+    if tp is Compare:
+        return max(depth(expr.left), 1 + depth(expr.right))
+    if tp is Not:
+        return depth(expr.operand)
+    if tp is Build:
+        if expr.kind == "dict":
+            return max([1] + [2 * i + max(depth(k), 1 + depth(v))
+                              for i, (k, v) in enumerate(expr.items)])
+        return max([1] + [i + depth(item) for i, item in enumerate(expr.items)])
+    raise TypeError("no depth for %r" % (expr,))

@@ -74,5 +74,8 @@ class GeneratedFunction:
 
     def build(self):
         """The function object (globals: the constants it names)."""
-        fn = self.e.build_function(self.fn_name, self.argnames, self.c.globals)
+        # Statements start from an empty stack, so the deepest expression
+        # bounds the stack (plus a margin for the 3.13 call layout).
+        fn = self.e.build_function(self.fn_name, self.argnames, self.c.globals,
+                                   stacksize=self.c.max_depth + 4)
         return fn, "\n".join(self.lines)

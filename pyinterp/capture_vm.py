@@ -379,20 +379,23 @@ class CaptureInterpreter(Interpreter):
         owner = getattr(fn, "__self__", None)
         if owner is not None and calls.METHOD_LOOKASIDES.get((type(owner), fn.__name__)):
             return calls.call(self, fn, args, kwargs)
+        if sys.getprofile() is not None:
+            # A profiler owns the hook (cProfile's cannot be reinstalled from
+            # Python): run unwatched rather than disturb it.
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         entered = []
 
         def watch(frame, event, arg):
             if event == "call":
                 entered.append(frame.f_code)
-                sys.setprofile(previous)
+                sys.setprofile(None)
 
-        previous = sys.getprofile()
         cap.opaque += 1
         sys.setprofile(watch)
         try:
             return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
-            sys.setprofile(previous)
+            sys.setprofile(None)
             cap.opaque -= 1
             if entered:
                 cap.break_graph("native-callback", "%s() ran Python code (%s) natively"

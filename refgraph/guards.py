@@ -102,14 +102,15 @@ class TensorMatch(Guard):
 
     def checks(self, resolve):
         v = resolve(self.source)
-        return [
-            Compare("is", Call(_type, (v,)), Obj(self.tp, _name(self.tp))),
-            Compare("is", GetAttr(v, "dtype"), Obj(self.dtype, "torch.%s" % str(self.dtype)[6:])),
-            Compare("==", GetAttr(v, "device"), Obj(self.device, "device(%r)" % str(self.device))),
-            Compare("==", GetAttr(v, "shape"), const(self.shape)),
-            Compare("==", Call(GetAttr(v, "stride")), const(self.stride)),
-            Compare("is", GetAttr(v, "requires_grad"), const(self.requires_grad)),
-        ]
+        # One tuple comparison: fewer instructions to assemble and run.
+        seen = Build("tuple", (GetAttr(v, "dtype"), GetAttr(v, "device"), GetAttr(v, "shape"),
+                               Call(GetAttr(v, "stride")), GetAttr(v, "requires_grad")))
+        expected = Build("tuple", (Obj(self.dtype, "torch.%s" % str(self.dtype)[6:]),
+                                   Obj(self.device, "device(%r)" % str(self.device)),
+                                   const(self.shape), const(self.stride),
+                                   const(self.requires_grad)))
+        return [Compare("is", Call(_type, (v,)), Obj(self.tp, _name(self.tp))),
+                Compare("==", seen, expected)]
 
 
 @attrs.define

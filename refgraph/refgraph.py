@@ -120,7 +120,8 @@ class RefGraph:
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
             self.add_guard(G.Identity(Attr(source, "__func__"), obj=value.__func__, site=site))
             self.read(Attr(source, "__self__"), value.__self__, site)
-        else:
+        elif not (tp is dict and type(source) is Attr and source.name == "__dict__"):
+            # (an instance __dict__ is a dict: nothing to check)
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
         self.register(value, source)
 

@@ -39,7 +39,7 @@ class Source:
         return self.render()
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Arg(Source):
     """The call's positional argument ``index``."""
 
@@ -49,7 +49,7 @@ class Arg(Source):
         return GetItem(Local("args"), const(self.index))
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Kwarg(Source):
     """The call's keyword argument ``name``."""
 
@@ -77,7 +77,7 @@ class Root(Source):
         return Obj(self.value, self.hint)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Attr(Source):
     """``base.name``."""
 
@@ -92,7 +92,7 @@ class Attr(Source):
         return GetAttr(self.of.expr(), self.name)
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class Item(Source):
     """``base[key]`` for a hashable, printable key."""
 
