@@ -65,6 +65,7 @@ class Capture:
         self.opaque = 0
         self.vm = None
         self.explain = False
+        self.speculating = False  # running an arm of a data-dependent if both ways
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segments = 0
         self._ops_at_break = 0
@@ -84,6 +85,10 @@ class Capture:
     def break_graph(self, kind, message):
         """The run met something it cannot capture: raise under fullgraph,
         else stop capturing (the run finishes in the interpreter)."""
+        if self.speculating:
+            from .speculate import Speculating
+
+            raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
         if self.fullgraph:
@@ -126,6 +131,8 @@ class Capture:
         if self.opaque:
             self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
             return func(*args, **kwargs)
+        if self.speculating and (name in _MUTATING or name.endswith("_") and not name.endswith("__")):
+            self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \
                 not name.endswith("__"):

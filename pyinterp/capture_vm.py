@@ -196,41 +196,53 @@ class CaptureInterpreter(Interpreter):
                                      "iterating a %s from outside natively" % type(obj).__name__)
 
     # -- writes ---------------------------------------------------------------
+    def _no_writes_while_speculating(self, what):
+        if self.capture.speculating:
+            from .speculate import Speculating
+
+            raise Speculating("%s in a speculative arm" % what)
+
     def store_attr(self, obj, name, value):
+        self._no_writes_while_speculating("an attribute store")
         cap = self.capture
         if cap.active and self.refgraph.is_outside(obj):
             if isinstance(obj, Tensor):
                 cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
             else:
                 self.refgraph.write_attr(obj, name, value, cap.site())
-                self._mark_module_dirty(obj)
+                self._mark_module_dirty(obj, name)
                 setattr(obj, name, value)  # Python __setattr__ runs natively; replayed as is
                 return
         attributes.store_attr(self, obj, name, value)
 
     def delete_attr(self, obj, name):
+        self._no_writes_while_speculating("an attribute deletion")
         cap = self.capture
         if cap.active and self.refgraph.is_outside(obj):
             self.refgraph.write_attr(obj, name, None, cap.site(), delete=True)
-            self._mark_module_dirty(obj)
+            self._mark_module_dirty(obj, name)
             delattr(obj, name)
             return
         attributes.delete_attr(self, obj, name)
 
-    def _mark_module_dirty(self, obj):
-        """A native ``__setattr__`` may have changed the object's dicts."""
+    def _mark_module_dirty(self, obj, name):
+        """A native ``__setattr__`` of ``name`` may have written that key of
+        the object's dicts (``nn.Module`` keeps parameters, buffers and
+        submodules in their own): later reads of it see the run's value."""
         d = getattr(obj, "__dict__", None)
         targets = [d] if isinstance(d, dict) else []
         if isinstance(obj, torch.nn.Module):
             targets += [obj._parameters, obj._buffers, obj._modules]
         for t in targets:
-            self.refgraph.mark_dirty(t)
+            self.refgraph.mark_dirty(t, name)
 
     def setitem(self, container, key, value):
+        self._no_writes_while_speculating("an item store")
         self._write_item(container, key, value, False)
         containers.setitem(self, container, key, value)
 
     def delitem(self, container, key):
+        self._no_writes_while_speculating("an item deletion")
         self._write_item(container, key, None, True)
         containers.delitem(self, container, key)
 
@@ -322,6 +334,10 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         rg = self.refgraph
         owner = getattr(fn, "__self__", None)
+        if cap.speculating and (owner is not None or type(fn) in (
+                types.MethodDescriptorType, types.WrapperDescriptorType)) and any(
+                getattr(fn, "__name__", "") in names for names in _MUTATORS.values()):
+            self._no_writes_while_speculating("%s()" % fn.__name__)
         if owner is not None and not isinstance(owner, types.ModuleType):
             if isinstance(owner, Tensor):
                 return calls.call(self, fn, args, kwargs)
@@ -566,11 +582,14 @@ def _deferred(vm, fn, args, kwargs):
     from .codegen.trampoline import trampoline
 
     cap = vm.capture
+    vm._no_writes_while_speculating("%s()" % getattr(fn, "__name__", "a deferred call"))
     site = cap.site()
     frame = vm.top
     if fn is warnings.warn and (kwargs.get("stacklevel", args[2] if len(args) > 2 else 1) != 1):
         cap.break_graph("unsupported-value", "warnings.warn with stacklevel other than 1")
         return calls.call(vm, fn, args, kwargs)
+    if isinstance(fn, FunctionType) and args and isinstance(args[0], logging.Logger):
+        fn, args = MethodType(fn, args[0]), args[1:]  # logger.info(...): replay on that logger
     if not _printable(args, kwargs):
         cap.break_graph("unsupported-value", "%s() of an object the mock cannot rebuild"
                         % getattr(fn, "__name__", "call"))
@@ -592,7 +611,7 @@ def _deferred(vm, fn, args, kwargs):
 
 def _snapshot(cap, value):
     if isinstance(value, Tensor):
-        return cap.on_torch_function(Tensor.clone, (value,), {})
+        return value.clone()  # recorded by the mode: a graph output
     if type(value) in (list, tuple):
         return type(value)(_snapshot(cap, v) for v in value)
     return value
@@ -766,6 +785,22 @@ def _delete_deref(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
+def _jump_if(vm, frame, ins, base):
+    """A data-dependent ``if`` (a tensor condition): try the GraphMend
+    rewrite (both arms, merged with ``torch.where``) before the truth test
+    breaks the graph."""
+    cond = frame.stack[-1]
+    if vm.capture.active and isinstance(cond, Tensor):
+        from .speculate import try_merge
+
+        frame.stack.pop()
+        join = try_merge(vm, frame, ins, cond)
+        if join is not None:
+            return join
+        frame.stack.append(cond)
+    return base(vm, frame, ins)
+
+
 def _reads_top(depth):
     """A variant that guards the container ``depth`` from the top first."""
     def run(vm, frame, ins, base):
@@ -798,6 +833,10 @@ _VARIANTS = {
     "UNPACK_SEQUENCE": _reads_top(1),
     "UNPACK_EX": _reads_top(1),
     "CALL_FUNCTION_EX": _call_function_ex,
+    "POP_JUMP_IF_TRUE": _jump_if,
+    "POP_JUMP_IF_FALSE": _jump_if,
+    "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
+    "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
 }
 _captured_cache = {}
 

@@ -222,10 +222,10 @@ class RefGraph:
         for group in groups:
             self.add_guard(G.Distinct(group))
 
-    def mark_dirty(self, obj):
-        """``obj`` was changed by code the RefGraph did not see in detail:
-        later reads of it need no guard (and get no path)."""
-        self._dirty.add(("all", id(obj)))
+    def mark_dirty(self, obj, key=None):
+        """``obj`` (or its item ``key``) was changed by code the RefGraph did
+        not see in detail: later reads of it need no guard (and get no path)."""
+        self._dirty.add(("all", id(obj)) if key is None else ("item", id(obj), key))
 
     def write_attr(self, obj, name, value, site=None, delete=False):
         target = self._sources[id(obj)]

@@ -31,8 +31,10 @@ settings.register_profile(
     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target],
 )
 settings.register_profile(
-    "slow", max_examples=20_000, deadline=None, suppress_health_check=_QUIET,
-    print_blob=True,
+    # PYINTERP_SLOW_EXAMPLES runs the slow profile with fewer examples (a
+    # partial run; say so when you report it).
+    "slow", max_examples=int(os.environ.get("PYINTERP_SLOW_EXAMPLES", "20000")),
+    deadline=None, suppress_health_check=_QUIET, print_blob=True,
 )
 settings.register_profile(
     "dev", max_examples=40, deadline=None, suppress_health_check=_QUIET, print_blob=True,

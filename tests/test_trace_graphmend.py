@@ -1,0 +1,138 @@
+"""Data-dependent ``if`` without a graph break (GraphMend's rewrite).
+
+A branch on a one-element tensor whose two arms only compute local values
+is captured as both arms plus ``torch.where``; every test runs the traced
+function and eager on inputs that take each arm, several times, and checks
+one graph, no break, and that later calls are cache hits.  Arms that write
+outside state, print, draw random numbers, or produce values that cannot be
+merged still break, and stay correct.
+"""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+SIGNS = [1.0, -1.0, -1.0, 1.0]
+
+
+def _inputs(sign, *shapes):
+    gen = torch.Generator().manual_seed(len(shapes))
+    return tuple(torch.rand(*s, generator=gen) * sign + 0.01 * sign for s in shapes)
+
+
+def _check_no_break(fn, *shapes):
+    explanation = pyinterp.explain(fn, *_inputs(1.0, *shapes))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    compiled = []
+
+    def backend(gm, example_inputs):
+        compiled.append(gm)
+        return gm.forward
+
+    traced = pyinterp.trace(fn, backend=backend)
+    for sign in SIGNS:
+        args = _inputs(sign, *shapes)
+        torch.testing.assert_close(traced(*args), fn(*args))
+    assert len(compiled) == 1, "both signs must be served by the one graph"
+
+
+def if_else(x, y):
+    if x.sum() > 0:
+        y = y * 2
+        z = x + 1
+    else:
+        y = y - 1
+        z = x - 1
+    return y + z
+
+
+def if_without_else(x):
+    out = x
+    if x.mean() > 0:
+        out = out * 10
+    return out
+
+
+def conditional_expression(x):
+    return x * 2 if x.max() > 0 else x / 2
+
+
+def inside_module_forward(x):
+    layer = torch.nn.functional.relu
+    h = x + 1
+    if (h * h).sum() < 100:
+        h = layer(h) * 3
+    return h
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (if_else, [(3,), (3,)]),
+    (if_without_else, [(4,)]),
+    (conditional_expression, [(2, 2)]),
+    (inside_module_forward, [(5,)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_data_dependent_if_becomes_where(fn, shapes):
+    _check_no_break(fn, *shapes)
+
+
+SEEN = []
+
+
+def arm_writes_outside(x):
+    if x.sum() > 0:
+        SEEN.append(1)
+        x = x + 1
+    return x
+
+
+def arm_prints(x):
+    if x.sum() > 0:
+        print("positive")
+        x = x + 1
+    return x
+
+
+def arm_draws_random(x):
+    if x.sum() > 0:
+        x = x + torch.rand(x.shape)
+    return x
+
+
+def arms_disagree_on_shape(x):
+    if x.sum() > 0:
+        y = x[:1]
+    else:
+        y = x
+    return y
+
+
+def arm_mutates_in_place(x):
+    y = x * 1
+    if x.sum() > 0:
+        y.add_(1)
+    return y
+
+
+@pytest.mark.parametrize("fn", [arm_writes_outside, arm_prints, arm_draws_random,
+                                arms_disagree_on_shape, arm_mutates_in_place],
+                         ids=lambda f: f.__name__)
+def test_unmergeable_arms_break_and_stay_correct(fn, capsys):
+    explanation = pyinterp.explain(fn, *_inputs(1.0, (3,)))
+    assert explanation.graph_break_count >= 1
+    capsys.readouterr()
+    del SEEN[:]
+    traced = pyinterp.trace(fn, backend="eager")
+    for sign in SIGNS:
+        (x,) = _inputs(sign, (3,))
+        torch.manual_seed(0)
+        expected = fn(x.clone())
+        eager_out, eager_seen = capsys.readouterr().out, list(SEEN)
+        del SEEN[:]
+        torch.manual_seed(0)
+        actual = traced(x.clone())
+        assert capsys.readouterr().out == eager_out
+        assert SEEN == eager_seen
+        del SEEN[:]
+        torch.testing.assert_close(actual, expected)
