@@ -66,6 +66,7 @@ class Capture:
         self.vm = None
         self.explain = False
         self.speculating = False  # running an arm of a data-dependent if both ways
+        self._autocast_nodes = {}
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segments = 0
         self._ops_at_break = 0
@@ -179,6 +180,22 @@ class Capture:
         finally:
             self.opaque -= 1
 
+    def _record_autocast(self, method, ctx):
+        """``with torch.autocast(...)``: enter and exit nodes in the graph,
+        so the compiled graph runs the same ops under autocast."""
+        graph = self.recorder.graph
+        if method == "__enter__":
+            node = graph.call_function(torch.amp.autocast_mode._enter_autocast,
+                                       _autocast_args(ctx))
+            self._autocast_nodes[id(ctx)] = (ctx, node)
+        else:
+            entry = self._autocast_nodes.pop(id(ctx), None)
+            if entry is None:
+                self.break_graph("unsupported-global-state", "autocast exited without entering")
+                return
+            graph.call_function(torch.amp.autocast_mode._exit_autocast, (entry[1],))
+        self.recorder.op_count += 1
+
     def call_torch(self, fn, args, kwargs):
         """Run torch's own Python natively (recorded as leaf ops); keep
         grad-mode changes (``no_grad().__enter__``) as graph nodes."""
@@ -186,6 +203,10 @@ class Capture:
         inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
         result = fn(*args, **kwargs) if kwargs else fn(*args)
+        if self.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
+                and getattr(fn, "__name__", "") in ("__enter__", "__exit__"):
+            self._record_autocast(fn.__name__, args[0])
+            return result
         if self.active:
             now = torch.is_grad_enabled()
             if now != grad:
@@ -197,6 +218,10 @@ class Capture:
                 self.break_graph("unsupported-global-state",
                                  "autocast state changed by %s" % _spell(fn))
         return result
+
+
+def _autocast_args(ctx):
+    return (ctx.device, ctx.fast_dtype, ctx._enabled, ctx._cache_enabled)
 
 
 def is_torch_function(fn):

@@ -63,6 +63,7 @@ _GLOBAL_STATE_SETTERS = frozenset({
     "set_default_dtype", "set_default_device", "set_default_tensor_type",
     "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
     "set_flush_denormal", "set_float32_matmul_precision", "set_anomaly_enabled"})
+_LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
 _LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
@@ -278,6 +279,10 @@ class CaptureInterpreter(Interpreter):
             return lookaside[1](self, args, kwargs)
         if tp is Traced:
             return self.call(fn.__wrapped__, args, kwargs)
+        if tp is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
+            # A cached logger method (transformers' logger.warning_once):
+            # replayed like logging; the cache keeps it once per message.
+            return _deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
         if tp is functools.partial:
             merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
             return self.call(fn.func, fn.args + tuple(args), merged)
