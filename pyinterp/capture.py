@@ -20,6 +20,7 @@ import torch
 from .errors import GraphBreakSignal
 from .refgraph.breaks import BreakRecord
 from .refgraph.fxgraph import GraphRecorder, Unrepresentable
+from .refgraph.sources import Produced
 from .refgraph.refgraph import RefGraph
 
 Tensor = torch.Tensor
@@ -69,7 +70,8 @@ class Capture:
         self._autocast_nodes = {}
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segments = 0
-        self._ops_at_break = 0
+        self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
+        self._produced = {}
 
     # -- where we are -------------------------------------------------------
     def site(self):
@@ -104,13 +106,30 @@ class Capture:
             self.active = False
 
     def _end_segment(self):
-        if self.recorder.op_count > self._ops_at_break:
-            self.segments += 1
-        self._ops_at_break = self.recorder.op_count
+        """Close the graph recorded since the last break (explain mode) and
+        start the next one, which takes earlier graphs' tensors as inputs."""
+        rec = self.recorder
+        if rec.op_count == 0:
+            return
+        produced = [t for i, t in rec.tensor_of.items() if rec.is_graph_value(t)]
+        self.segment_graphs.append((rec.finish(produced), rec.op_count))
+        self.segments += 1
+        earlier = self._produced
+        earlier.update((id(t), t) for t in produced)
+        source_of = self.refgraph.source_of
+
+        def source_or_earlier(tensor):
+            source = source_of(tensor)
+            if source is None and id(tensor) in earlier:
+                source = Produced("graph%d_output" % (self.segments - 1))
+            return source
+
+        self.recorder = GraphRecorder(source_or_earlier)
 
     def finish(self):
-        """The run is over: count the last graph segment."""
-        self._end_segment()
+        """The run is over (explain mode): close the last graph."""
+        if self.explain and self.breaks:
+            self._end_segment()
 
     # -- torch calls ----------------------------------------------------------
     def on_torch_function(self, func, args, kwargs):

@@ -92,6 +92,15 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     rec = cap.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile)
     outputs = []
+    if explain and cap.breaks:
+        # The graphs a run with resume points would have; no mock.
+        out.breaks = list(cap.breaks)
+        out.graphs = [gm for gm, _ in cap.segment_graphs]
+        out.ops_per_graph = [n for _, n in cap.segment_graphs]
+        out.graph_count = len(out.graphs)
+        out.guards = list(rg.guards.values())
+        out.guard, out.guard_text = build_guard(out.guards, len(args), tuple(kwargs))
+        return out
     if cap.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
         try:
@@ -111,9 +120,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
         gm = rec.finish(outputs)
         out.graphs.append(gm)
         out.ops_per_graph.append(rec.op_count)
-    out.graph_count = cap.segments if explain else len(out.graphs)
-    if explain and cap.breaks:
-        return out
+    out.graph_count = len(out.graphs)
     builder = MockBuilder(walker, outputs)
     if gm is not None:
         example = [t for _, t, _ in rec.inputs]

@@ -107,6 +107,18 @@ class Item(Source):
         return GetItem(self.of.expr(), const(self.key))
 
 
+@attrs.frozen(cache_hash=True)
+class Produced(Source):
+    """A tensor an earlier graph produced (``explain`` splits a run with
+    breaks into the graphs a run with resume points would have; a later
+    graph receives such tensors as inputs)."""
+
+    name: str
+
+    def expr(self):
+        return Local(self.name)
+
+
 def chain(source):
     """The sources from the root down to ``source`` (root first)."""
     out = []

@@ -190,14 +190,7 @@ def test_explain_does_not_affect_a_traced_function():
     assert len(counter) == 1
 
 
-_PARTIAL_GRAPHS = pytest.mark.xfail(
-    strict=True, reason="known limit: without resume functions (the graph-breaks issue) "
-    "explain counts graph segments between breaks but records one FX graph")
-
-
-@pytest.mark.parametrize("fn", [no_tensor_ops, simple,
-                                pytest.param(break_in_loop, marks=_PARTIAL_GRAPHS),
-                                pytest.param(two_breaks, marks=_PARTIAL_GRAPHS)],
+@pytest.mark.parametrize("fn", [no_tensor_ops, simple, break_in_loop, two_breaks],
                          ids=lambda f: f.__name__)
 def test_graph_count_graphs_and_ops_per_graph_agree(fn):
     args = (2, 3) if fn is no_tensor_ops else (torch.ones(3),)
