@@ -77,6 +77,10 @@ class Walker:
         if self.source_of(value) is not None:
             return "source"
         tp = type(value)
+        if tp in _BOUND_METHODS and not isinstance(value.__self__, (types.ModuleType, type(None))):
+            return "method"
+        if _is_constant(value):
+            return "constant"
         if tp in (tuple, list, dict, set, frozenset):
             return "container"
         if isinstance(value, tuple) and hasattr(value, "_fields"):
@@ -90,6 +94,8 @@ class Walker:
     def children(self, value):
         """The values inside a container or rebuildable object."""
         kind = self.kind(value)
+        if kind == "method":
+            return [value.__self__]
         if kind in ("container", "namedtuple"):
             if isinstance(value, dict):
                 return list(value.keys()) + list(value.values())
@@ -142,6 +148,11 @@ class MockBuilder:
             return GetItem(Local("outs"), const(self.out_index[id(value)]))
         if kind == "source":
             return self.g.resolve(self.w.source_of(value))
+        if kind == "constant":
+            return Obj(value, getattr(value, "__qualname__", type(value).__name__))
+        if kind == "method":
+            name = value.__func__.__name__ if type(value) is types.MethodType else value.__name__
+            return GetAttr(self.value(value.__self__), name)
         key = id(value)
         if key in self._built:
             return Local(self._built[key])
@@ -215,6 +226,23 @@ class MockBuilder:
         self.g.c.emit(expr)
         self.g.e.return_value()
         return self.g.build()
+
+
+_BOUND_METHODS = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)
+
+
+def _is_constant(value):
+    """Objects the mock may hold as they are: classes, modules, builtins,
+    pyinterp's own wrappers, and functions that carry no per-call state
+    (no closure, literal defaults)."""
+    if isinstance(value, (type, types.ModuleType, types.BuiltinFunctionType)):
+        return True
+    if getattr(type(value), "_pyinterp_constant", False):
+        return True
+    if type(value) is types.FunctionType:
+        return value.__closure__ is None and is_literal(value.__defaults__ or ()) \
+            and not value.__kwdefaults__
+    return False
 
 
 def _rebuildable(value):

@@ -68,6 +68,13 @@ class Capture:
         self.explain = False
         self.speculating = False  # running an arm of a data-dependent if both ways
         self._autocast_nodes = {}
+        # Partial graphs (see resume.py): the traced function's own frame,
+        # its state before its current instruction, and the split entry.
+        self.top_code = None
+        self.top_frame = None
+        self.pre = None
+        self.splitter = None
+        self.split = None
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segments = 0
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
@@ -104,6 +111,10 @@ class Capture:
         elif self.active:
             self.breaks.append(record)
             self.active = False
+            if self.splitter is not None and self.pre is not None \
+                    and self.pre.frame is self.top_frame \
+                    and self.pre.ins.index == self.top_frame.lasti:
+                self.split = self.splitter(self)
 
     def _end_segment(self):
         """Close the graph recorded since the last break (explain mode) and

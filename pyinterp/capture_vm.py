@@ -26,6 +26,7 @@ from .lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
 from .refgraph.sources import Attr, Item, Root
+from .resume import PreState
 from .tracing import Traced
 from .vm import Interpreter
 
@@ -175,9 +176,9 @@ class CaptureInterpreter(Interpreter):
         return containers.unpack(self, seq, before, after)
 
     def _read_len(self, obj):
-        if self.capture.active and self.refgraph.is_outside(obj) \
-                and isinstance(obj, _C_CONTAINERS + (set, frozenset)) \
-                and not needs_interpreter(lookup(type(obj), "__len__")):
+        method = lookup(type(obj), "__len__")
+        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor) \
+                and method is not MISSING and not needs_interpreter(method):
             self.refgraph.read_len(obj, self.capture.site())
 
     def _read_all(self, obj):
@@ -871,6 +872,12 @@ def captured_instructions(code):
 
 def _run_variant(variant, base, vm, frame, ins):
     frame.lasti = ins.index
+    cap = vm.capture
+    if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
+            and cap.active:
+        cap.top_frame = frame
+        if cap.active and cap.splitter is not None and not cap.speculating:
+            cap.pre = PreState(cap, frame, ins)
     return variant(vm, frame, ins, base)
 
 

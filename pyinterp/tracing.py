@@ -46,7 +46,7 @@ class TraceResult:
 
 
 def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=False,
-            explain=False):
+            explain=False, traced_options=None):
     """Run ``target(*args, **kwargs)`` with capture on.
 
     Returns a :class:`TraceResult` whose ``result`` is the real result.
@@ -69,6 +69,9 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
 
     cap = Capture(fullgraph=fullgraph)
     cap.explain = explain
+    if not explain and not fullgraph:
+        cap.top_code = _top_code(target)
+        cap.splitter = _splitter(backend, mode, traced_options)
     rg = cap.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
@@ -113,7 +116,11 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     out.guards = guards
     out.guard, out.guard_text = build_guard(guards, len(args), tuple(kwargs))
     if cap.breaks and not explain:
-        out.graph_count = 0
+        if cap.split is not None:  # a partial graph, then a resume function
+            out.mock, out.mock_text, gm = cap.split
+            out.graphs = [gm] if gm is not None else []
+            out.ops_per_graph = [len(gm.graph.nodes)] if gm is not None else []
+        out.graph_count = len(out.graphs)
         return out
     gm = None
     if rec.op_count or outputs:
@@ -135,6 +142,32 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
         out.breaks = list(cap.breaks)
         out.mock = None
     return out
+
+
+def _top_code(target):
+    """The code object whose frame a break may split: the function itself,
+    or a module's ``forward``."""
+    fn = target.__func__ if isinstance(target, types.MethodType) else target
+    if isinstance(fn, types.FunctionType):
+        return fn.__code__
+    forward = getattr(type(fn), "forward", None)
+    return getattr(forward, "__code__", None)
+
+
+def _splitter(backend, mode, traced_options):
+    """Builds the split entry at a break (None when the point is unsupported)."""
+    from . import resume
+
+    options = dict(traced_options or {})
+
+    def split(cap):
+        in_callee = cap.vm.top is not cap.top_frame
+        try:
+            return resume.split_entry(cap, cap.pre, in_callee, backend, mode, options)
+        except Exception:  # noqa: BLE001 - unsupported point: the native entry
+            return None
+
+    return split
 
 
 def roots_of(fn):
@@ -165,6 +198,8 @@ class Traced:
     function called while another is being captured is inlined instead
     (``CaptureInterpreter.call``), so the caller gets one graph."""
 
+    _pyinterp_constant = True  # a mock may hold one as it is (a resume function)
+
     def __init__(self, fn, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
         from .codegen import backends
 
@@ -179,6 +214,7 @@ class Traced:
         self._mode = mode
         self._fullgraph = fullgraph
         self._cache_limit = cache_limit
+        self._options = {"backend": backend, "mode": mode, "cache_limit": cache_limit}
         self._entries = []
         self._warned_limit = False
         if mode == "reduce-overhead":
@@ -209,7 +245,7 @@ class Traced:
     def _miss(self, args, kwargs):
         fn = self.__wrapped__
         trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
-                        self._fullgraph)
+                        self._fullgraph, traced_options=self._options)
         entry = Entry(trace.guard, trace.mock, trace)
         self._entries.insert(0, entry)
         return trace.result

@@ -1,0 +1,214 @@
+"""Partial graphs: split a traced function at a graph break.
+
+When the capture breaks while the traced function's own frame (the *top
+frame*) is at instruction ``I``, the entry for these guards becomes:
+
+    guard -> graph of the ops before I -> the side effects before I
+          -> I itself, run natively (a call whose callee broke runs through
+             that callee's own traced wrapper, so it still gets graphs)
+          -> resume(stack after I, locals)
+
+``resume`` is a function generated from the original code object: its
+arguments are the stack left by ``I`` and the bound locals, its prologue
+pushes the stack and jumps to the instruction after ``I``.  It is itself
+wrapped in ``pyinterp.trace``, so the code after the break is captured (and
+cached) on its own.  On the first call nothing of this runs: the run goes
+on in the interpreter with capture off, and returns the real result.
+
+Supported break points: a ``CALL`` in the top frame, outside any ``try``/
+``with`` block, with no NULL left on the stack after it, in code without
+cells, with every live value representable by the mock (no iterators of a
+``for`` loop).  Anything else keeps the whole-function native entry.
+"""
+import dis
+import sys
+import types
+
+from bytecode import Bytecode, CompilerFlags, Instr, Label
+
+from .codegen.emit import assemble
+from .codegen.mockgen import MockBuilder, Walker, graph_outputs
+from .opcodes.signals import NULL
+from .refgraph.expr import Local
+
+_PSEUDO = ("Label", "TryBegin", "TryEnd", "SetLineno")
+_CALLS = frozenset({"CALL"})
+_resume_cache = {}
+_callee_wrappers = {}
+
+
+class Unsupported(Exception):
+    """This break point cannot be split (the native entry is used)."""
+
+
+class PreState:
+    """The top frame just before one of its instructions ran."""
+
+    __slots__ = ("frame", "ins", "stack", "kw_names", "n_effects", "n_nodes", "n_inputs",
+                 "n_ops")
+
+    def __init__(self, cap, frame, ins):
+        rec = cap.recorder
+        self.frame = frame
+        self.ins = ins
+        self.stack = list(frame.stack)
+        self.kw_names = frame.kw_names
+        self.n_effects = len(cap.refgraph.effects)
+        self.n_nodes = len(rec.graph.nodes)
+        self.n_inputs = len(rec.inputs)
+        self.n_ops = rec.op_count
+
+
+def split_entry(cap, pre, in_callee, backend, mode, traced_options):
+    """Build the mock of a split entry at ``pre`` (see the module docstring);
+    returns ``(mock, listing, graph_module_or_None)``."""
+    import torch
+
+    from .codegen import backends
+
+    ins = pre.ins
+    frame = pre.frame
+    code = frame.code
+    if ins.opname not in _CALLS:
+        raise Unsupported("breaks only at calls")
+    if ins.exc_target is not None or code.co_cellvars or code.co_freevars:
+        raise Unsupported("inside a try/with block, or code with cells")
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generators, coroutines
+        raise Unsupported("generator code")
+    argc = ins.arg
+    consumed = argc + 2
+    below = pre.stack[:-consumed] if consumed <= len(pre.stack) else None
+    if below is None or any(v is NULL for v in below):
+        raise Unsupported("a NULL would stay on the stack")
+    rec = cap.recorder
+    rg = cap.refgraph
+    # Forget what the broken instruction itself recorded (it reruns natively).
+    nodes = list(rec.graph.nodes)
+    for node in reversed(nodes[pre.n_nodes:]):
+        rec.graph.erase_node(node)
+    del rec.inputs[pre.n_inputs:]
+    rec.op_count = pre.n_ops
+    effects = rg.effects[:pre.n_effects]
+    bound = [(name, value) for name, value in zip(_localsplus(code), frame.fast)
+             if value is not NULL]
+    stack = list(pre.stack)
+    if in_callee:
+        stack = _wrap_callee(stack, argc, traced_options)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile)
+    values = [v for v in stack if v is not NULL] + [v for _, v in bound]
+    values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
+    outputs = graph_outputs(walker, values)
+    gm = None
+    builder = MockBuilder(walker, outputs)
+    if rec.op_count or outputs:
+        gm = rec.finish(outputs)
+        example = [t for _, t, _ in rec.inputs]
+        compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
+        builder.call_graph(compiled, [s for s, _, _ in rec.inputs])
+    for eff in effects:
+        builder.effect(eff)
+    g = builder.g
+    stack_exprs = [None if v is NULL else builder.value(v) for v in stack]
+    local_exprs = [builder.value(v) for _, v in bound]
+    n_after = len(below) + 1
+    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], traced_options)
+    # Run the broken instruction natively on the rebuilt stack.
+    g.line("# %s at %s:%s runs natively" % (ins.opname, code.co_filename, ins.lineno))
+    for expr in stack_exprs:
+        if expr is None:
+            g.e.emit("PUSH_NULL")
+        else:
+            g.c.emit(expr)
+    kwnames = tuple(pre.kw_names or ())
+    g.e.call(argc, kwnames=kwnames)
+    after = ["p%d" % i for i in range(n_after)]
+    for name in reversed(after):
+        g.e.store_fast(name)
+    g.line("%s = <stack after the call>" % ", ".join(after))
+    from .refgraph.expr import Call, Obj
+
+    call = Call(Obj(resume, "resume_" + code.co_name),
+                tuple(Local(n) for n in after) + tuple(local_exprs))
+    g.line("return %s" % g.c.render(call))
+    g.c.emit(call)
+    g.e.return_value()
+    g.c.max_depth = max(g.c.max_depth, len(stack) + 2)
+    mock, listing = g.build()
+    return mock, listing, gm
+
+
+def _wrap_callee(stack, argc, traced_options):
+    """The callee of the broken call, replaced by its traced wrapper."""
+    from .tracing import Traced
+
+    stack = list(stack)
+    slot = len(stack) - argc - 2
+    first, second = stack[slot], stack[slot + 1]
+    if first is NULL or sys.version_info >= (3, 13) and second is NULL:
+        index = slot + 1 if first is NULL else slot
+    else:
+        index = slot  # [function, self, args]: the plain function
+    callee = stack[index]
+    if isinstance(callee, Traced) or not callable(callee):
+        return stack
+    key = id(callee)
+    wrapper = _callee_wrappers.get(key)
+    if wrapper is None or wrapper[0] is not callee:
+        wrapper = (callee, Traced(callee, **traced_options))
+        _callee_wrappers[key] = wrapper
+    stack[index] = wrapper[1]
+    return stack
+
+
+def _localsplus(code):
+    return code.co_varnames + code.co_cellvars + code.co_freevars
+
+
+def _resume_function(frame, ins, n_stack, local_names, traced_options):
+    """``resume(stack..., locals...)``: ``frame``'s code entered after ``ins``."""
+    from .tracing import Traced
+
+    code = frame.code
+    key = (id(code), ins.index, n_stack, tuple(local_names))
+    cached = _resume_cache.get(key)
+    if cached is not None and cached[0] is code:
+        return cached[1]
+    bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
+    real = [i for i, x in enumerate(bc) if type(x).__name__ not in _PSEUDO]
+    decoded = [x for x in dis.get_instructions(code) if x.opname != "EXTENDED_ARG"]
+    if len(real) != len(decoded) or any(bc[i].name != d.opname for i, d in zip(real, decoded)):
+        raise Unsupported("cannot map the code's instructions")
+    position = _decoded_position(code, ins.index + 1)
+    target = Label()
+    entry = real[position]
+    lineno = bc[entry].lineno
+    stack_names = ["__stack%d" % i for i in range(n_stack)]
+    body = list(bc)
+    body.insert(entry, target)
+    resume_at = next(i for i, x in enumerate(body) if isinstance(x, Instr) and x.name == "RESUME")
+    prologue = [Instr("LOAD_FAST", n, lineno=lineno) for n in stack_names]
+    prologue.append(Instr("JUMP_FORWARD", target, lineno=lineno))
+    body[resume_at + 1:resume_at + 1] = prologue
+    new = Bytecode(body)
+    new.name = code.co_name
+    new.qualname = "%s.<resume at line %s>" % (code.co_qualname, ins.lineno)
+    new.filename = code.co_filename
+    new.first_lineno = code.co_firstlineno
+    new.argnames = stack_names + list(local_names)
+    new.argcount = len(new.argnames)
+    new.kwonlyargcount = 0
+    new.posonlyargcount = 0
+    new.flags = CompilerFlags(int(bc.flags) & ~(0x04 | 0x08))  # no *args / **kwargs
+    new.docstring = None
+    new_code = assemble(new)
+    fn = types.FunctionType(new_code, frame.globals, code.co_name)
+    traced = Traced(fn, **traced_options)
+    _resume_cache[key] = (code, traced)
+    return traced
+
+
+def _decoded_position(code, index):
+    """Position among the code's real instructions (EXTENDED_ARG dropped) of
+    the decoded instruction ``index``."""
+    all_ins = list(dis.get_instructions(code))
+    return sum(1 for x in all_ins[:index] if x.opname != "EXTENDED_ARG")
