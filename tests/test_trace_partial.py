@@ -1,0 +1,125 @@
+"""Graph breaks that keep the rest compiled (partial graphs + resume functions).
+
+Each test runs the traced function and eager on fresh inputs several times
+and compares results, printed output and side effects; nothing may run
+twice.  Breaks at a call in the traced function's own frame, and breaks
+inside a callee (split at the caller's call site, the callee then traced on
+its own), produce graphs on hits; breaks inside a loop, a ``try`` or a
+``with`` fall back to running that call natively, and stay correct.
+"""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+LOG = []
+
+
+class Counting:
+    """A backend that counts compiled graphs and graph runs."""
+
+    def __init__(self):
+        self.compiled = 0
+        self.runs = 0
+
+    def __call__(self, gm, example_inputs):
+        self.compiled += 1
+
+        def run(*args):
+            self.runs += 1
+            return gm.forward(*args)
+
+        return run
+
+
+def _x(seed, n=4):
+    return torch.randn(n, generator=torch.Generator().manual_seed(seed))
+
+
+def _check(fn, calls=4, **expect):
+    backend = Counting()
+    traced = pyinterp.trace(fn, backend=backend)
+    for seed in range(calls):
+        del LOG[:]
+        expected = fn(_x(seed))
+        eager_log = list(LOG)
+        del LOG[:]
+        actual = traced(_x(seed))
+        assert LOG == eager_log, "side effects differ on call %d" % seed
+        torch.testing.assert_close(actual, expected)
+    return backend
+
+
+def break_at_top(x):
+    y = x * 2 + 1
+    LOG.append("before")
+    n = int(y.abs().argmax())  # BREAK: a Python int from tensor data
+    LOG.append("after")
+    return y[n] + y.sum()
+
+
+def _helper_item(t):
+    return t * t.abs().max().item()  # BREAK inside the callee
+
+
+def break_in_callee(x):
+    h = x + 1
+    z = _helper_item(h)
+    return z * 3
+
+
+def break_in_loop(x):
+    total = x * 0
+    for i in range(3):
+        total = total + x * float(x[i])  # BREAK inside a for loop
+    return total
+
+
+def break_in_try(x):
+    try:
+        s = x.sum().item()  # BREAK inside try
+    except ValueError:
+        s = 0.0
+    return x * s
+
+
+def break_in_with(x):
+    with torch.no_grad():
+        s = x.sum().item()  # BREAK inside with
+    return x * s
+
+
+def test_break_at_top_keeps_graphs_on_hits():
+    backend = _check(break_at_top)
+    assert backend.runs >= 3, "hits must run compiled graphs (before and after the break)"
+
+
+def test_break_in_callee_keeps_graphs_on_hits():
+    backend = _check(break_in_callee)
+    assert backend.runs >= 3
+
+
+@pytest.mark.parametrize("fn", [break_in_loop, break_in_try, break_in_with],
+                         ids=lambda f: f.__name__)
+def test_break_in_loop_try_with_stays_correct(fn):
+    _check(fn)
+
+
+def test_first_call_runs_once():
+    """The capturing call returns the real result and runs each side effect once."""
+    del LOG[:]
+    traced = pyinterp.trace(break_at_top, backend="eager")
+    traced(_x(0))
+    assert LOG == ["before", "after"]
+
+
+def test_resume_function_is_cached_and_reused():
+    backend = Counting()
+    traced = pyinterp.trace(break_in_callee, backend=backend)
+    x = _x(1)
+    for _ in range(4):
+        torch.testing.assert_close(traced(x), break_in_callee(x))
+    compiled = backend.compiled
+    torch.testing.assert_close(traced(x), break_in_callee(x))
+    assert backend.compiled == compiled, "same inputs: every part is a cache hit"
