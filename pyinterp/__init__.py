@@ -55,10 +55,19 @@ from .api import interpret  # noqa: E402
 from .tracing import trace  # noqa: E402  (imports torch only when used)
 from .explain import explain  # noqa: E402
 
+
+def log_breaks(enabled=True):
+    """Log each graph break as it happens (logger ``pyinterp.breaks``);
+    ``PYINTERP_LOG_BREAKS=1`` in the environment does the same."""
+    from .capture import log_breaks as _switch
+
+    _switch(enabled)
+
 __all__ = [
     "interpret",
     "trace",
     "explain",
+    "log_breaks",
     "GraphBreakError",
     "RecompileLimitWarning",
     "PyinterpError",

@@ -13,6 +13,7 @@ A break (``Capture.break_graph``) either raises :class:`GraphBreakSignal`
 (``fullgraph=True``) or turns capture off for the rest of the run, which
 then simply finishes in the interpreter.
 """
+import logging
 import os
 
 import torch
@@ -41,6 +42,18 @@ _DATA_DEPENDENT_SHAPE = frozenset({
     "repeat_interleave", "bincount", "nonzero_static",
 })
 _MUTATING = frozenset({"__setitem__", "__delitem__", "copy_", "set_", "resize_"})
+
+
+LOG_BREAKS = [os.environ.get("PYINTERP_LOG_BREAKS", "") not in ("", "0")]
+"""Whether each break is logged as it happens (``pyinterp.log_breaks``)."""
+_break_logger = logging.getLogger("pyinterp.breaks")
+
+
+def log_breaks(enabled=True):
+    """Log every graph break as it happens, on the ``pyinterp.breaks`` logger
+    (WARNING level: shown on stderr unless logging is configured otherwise).
+    The environment variable ``PYINTERP_LOG_BREAKS=1`` turns it on too."""
+    LOG_BREAKS[0] = bool(enabled)
 
 
 class RecordingMode(torch.overrides.TorchFunctionMode):
@@ -101,6 +114,8 @@ class Capture:
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
+        if LOG_BREAKS[0] and not self.explain:
+            _break_logger.warning("graph break: %s", record)
         if self.fullgraph:
             raise GraphBreakSignal(record)
         if self.explain:

@@ -123,3 +123,20 @@ def test_resume_function_is_cached_and_reused():
     compiled = backend.compiled
     torch.testing.assert_close(traced(x), break_in_callee(x))
     assert backend.compiled == compiled, "same inputs: every part is a cache hit"
+
+
+def test_log_breaks_switch_logs_each_break_with_its_line(caplog):
+    import logging
+
+    pyinterp.log_breaks(True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="pyinterp.breaks"):
+            pyinterp.trace(break_in_try, backend="eager")(_x(0))
+    finally:
+        pyinterp.log_breaks(False)
+    messages = [r.getMessage() for r in caplog.records if r.name == "pyinterp.breaks"]
+    assert len(messages) == 1
+    assert "data-dependent-value" in messages[0] and "test_trace_partial.py" in messages[0]
+    caplog.clear()
+    pyinterp.trace(break_in_try, backend="eager")(_x(0))
+    assert not [r for r in caplog.records if r.name == "pyinterp.breaks"]
