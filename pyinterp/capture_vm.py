@@ -10,6 +10,7 @@ whole containers get capture variants of their handlers
 every wrapper goes straight to the plain behaviour.
 """
 import contextvars
+import copyreg
 import functools
 import logging
 import sys
@@ -353,10 +354,9 @@ class CaptureInterpreter(Interpreter):
                 if rg.is_outside(owner):
                     self._raw_attribute_read(owner, args[0], value)
                 return value
+            if fn.__name__ == "__reduce_ex__" and _plain_reduce(owner, args, kwargs):
+                return self._reduce_ex(owner)
             if rg.is_outside(owner):
-                if fn.__name__ in ("__reduce_ex__", "__reduce__") \
-                        and type(owner).__reduce_ex__ is object.__reduce_ex__:
-                    return self._outside_reduce(owner, fn, args, kwargs)
                 self._outside_method(owner, fn.__name__, args, kwargs)
                 return calls.call(self, fn, args, kwargs)
         if type(fn) in (types.MethodDescriptorType, types.WrapperDescriptorType) and args \
@@ -424,19 +424,13 @@ class CaptureInterpreter(Interpreter):
                                 % (getattr(fn, "__qualname__", type(fn).__name__),
                                    entered[0].co_qualname))
 
-    def _outside_reduce(self, owner, fn, args, kwargs):
-        """``obj.__reduce_ex__(protocol)`` (``copy``/``pickle``) with object's
-        own implementation: its state is the instance ``__dict__``, which
-        the interpreted caller then reads item by item."""
-        result = calls.call(self, fn, args, kwargs)
-        d = getattr(owner, "__dict__", None)
-        if isinstance(result, tuple) and len(result) > 2 and result[2] is d:
-            self.refgraph.read(Attr(self.refgraph.source_of(owner), "__dict__"), d,
-                               self.capture.site())
-        else:
-            self.capture.break_graph("opaque-native-call", "copying a %s from outside"
-                                     % type(owner).__name__)
-        return result
+    def _reduce_ex(self, owner):
+        """``object.__reduce_ex__(obj, protocol >= 2)`` for a plain object
+        (``copy``/``pickle``), in Python: the state is the instance
+        ``__dict__``, read through the interpreter (so a Python
+        ``__getattribute__`` runs interpreted and the read is guarded)."""
+        state = self.load_attr(owner, "__dict__")
+        return (copyreg.__newobj__, (type(owner),), state or None, None, None)
 
     def _object_getattribute(self, owner, name):
         """``object.__getattribute__(owner, name)`` with a Python property
@@ -511,6 +505,24 @@ def _is_object_getattribute(fn):
     return getattr(fn, "__objclass__", None) is object or type(fn) is types.MethodWrapperType \
         and fn.__name__ == "__getattribute__" and type(fn.__self__).__getattribute__ is not \
         object.__getattribute__
+
+
+def _plain_reduce(obj, args, kwargs):
+    """True when ``obj.__reduce_ex__(protocol)`` is object's own, protocol 2+,
+    for an object whose whole state is its ``__dict__``."""
+    tp = type(obj)
+    if kwargs or len(args) != 1 or type(args[0]) is not int or args[0] < 2:
+        return False
+    if tp.__reduce_ex__ is not object.__reduce_ex__ or tp.__reduce__ is not object.__reduce__:
+        return False
+    if getattr(tp, "__getstate__", object.__getstate__) is not object.__getstate__:
+        return False
+    if any(hasattr(tp, n) for n in ("__getnewargs_ex__", "__getnewargs__")):
+        return False
+    if isinstance(obj, (list, dict, set, tuple, type)) or any(
+            "__slots__" in c.__dict__ for c in tp.__mro__):
+        return False
+    return type(getattr(obj, "__dict__", None)) is dict
 
 
 def _hashable(key):
