@@ -103,7 +103,8 @@ def try_merge(vm, frame, ins, cond):
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack)))
-        merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results)
+        dead = _dead_outside(instructions, (fall, taken))
+        merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
     except Speculating:
@@ -119,7 +120,24 @@ def try_merge(vm, frame, ins, cond):
     return join
 
 
-def _merge(cap, cond, jumps_if_true, results):
+_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST",
+                    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CLOSURE"})
+
+
+def _dead_outside(instructions, spans):
+    """Slots no instruction outside the arms reads: a value an arm leaves
+    there (``clamp_value`` in transformers' fp16 clamp) can be dropped."""
+    inside = set()
+    for lo, hi in spans:
+        inside.update(range(lo, hi))
+    read = set()
+    for x in instructions:
+        if x.index not in inside and x.opname in _READS:
+            read.update(x.argval if isinstance(x.argval, tuple) else (x.argval,))
+    return lambda slot: slot not in read
+
+
+def _merge(cap, cond, jumps_if_true, results, dead=lambda slot: False):
     """Merge the two arms' locals and stacks with ``torch.where``."""
     (fast_fall, stack_fall), (fast_taken, stack_taken) = results
     if len(stack_fall) != len(stack_taken):
@@ -131,7 +149,8 @@ def _merge(cap, cond, jumps_if_true, results):
     # Called with the recording mode on: these ops go into the graph.
     pick = cond.bool() if cond.dtype is not torch.bool else cond
     pick = pick.reshape(()) if pick.dim() else pick
-    fast = [_merge_value(cap, pick, a, b) for a, b in zip(then_fast, else_fast)]
+    fast = [NULL if dead(i) and (a is not b) else _merge_value(cap, pick, a, b)
+            for i, (a, b) in enumerate(zip(then_fast, else_fast))]
     stack = [_merge_value(cap, pick, a, b) for a, b in zip(then_stack, else_stack)]
     if any(v is _CONFLICT for v in fast + stack):
         return None

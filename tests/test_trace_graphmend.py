@@ -67,7 +67,23 @@ def inside_module_forward(x):
     return h
 
 
+def local_only_in_one_arm(x):
+    # transformers' fp16 clamp: `limit` is bound in one arm and dead after it
+    if not torch.isfinite(x * 1e30).all():
+        limit = 1e3
+        x = torch.clamp(x * 1e30, min=-limit, max=limit)
+    return x
+
+
+def local_only_in_one_arm_but_read_later(x):
+    scale = 1.0
+    if x.sum() > 0:
+        scale = 2.0  # a Python float that differs between the arms: a break
+    return x * scale
+
+
 @pytest.mark.parametrize("fn,shapes", [
+    (local_only_in_one_arm, [(3,)]),
     (if_else, [(3,), (3,)]),
     (if_without_else, [(4,)]),
     (conditional_expression, [(2, 2)]),
@@ -115,7 +131,8 @@ def arm_mutates_in_place(x):
     return y
 
 
-@pytest.mark.parametrize("fn", [arm_writes_outside, arm_prints, arm_draws_random,
+@pytest.mark.parametrize("fn", [local_only_in_one_arm_but_read_later,
+                                arm_writes_outside, arm_prints, arm_draws_random,
                                 arms_disagree_on_shape, arm_mutates_in_place],
                          ids=lambda f: f.__name__)
 def test_unmergeable_arms_break_and_stay_correct(fn, capsys):
