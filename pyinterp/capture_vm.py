@@ -65,6 +65,14 @@ _GLOBAL_STATE_SETTERS = frozenset({
     "set_default_dtype", "set_default_device", "set_default_tensor_type",
     "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
     "set_flush_denormal", "set_float32_matmul_precision", "set_anomaly_enabled"})
+_MODULE_GETATTR = torch.nn.Module.__getattr__
+_WRAPPED_CALL = torch.nn.Module._wrapped_call_impl
+_CALL_IMPL = torch.nn.Module._call_impl
+_MODULE_HOOKS = ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks",
+                 "_forward_pre_hooks")
+_GLOBAL_HOOKS = vars(__import__("torch.nn.modules.module", fromlist=["module"]))
+_GLOBAL_HOOK_NAMES = ("_global_backward_pre_hooks", "_global_backward_hooks",
+                      "_global_forward_hooks", "_global_forward_pre_hooks")
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
@@ -85,6 +93,10 @@ class CaptureInterpreter(Interpreter):
 
     # -- reads ----------------------------------------------------------------
     def load_attr(self, obj, name):
+        if self.capture.active and getattr(type(obj), "__getattr__", None) is _MODULE_GETATTR:
+            value = self._module_attr(obj, name)
+            if value is not MISSING:
+                return value
         try:
             value = attributes.load_attr(self, obj, name)
         except AttributeError:
@@ -104,6 +116,79 @@ class CaptureInterpreter(Interpreter):
                     rg.read(Attr(rg.source_of(obj), "__dict__"), d, self.capture.site())
                 rg.read_contains(d, name, False, self.capture.site())
         return value
+
+    def _module_attr(self, module, name):
+        """``module.name`` served by ``nn.Module.__getattr__`` (a parameter,
+        buffer or submodule), read natively with two guards: the name is
+        absent from the instance dict, and the entry of the registry dict
+        that holds it.  (``Module.__setattr__`` keeps a name in at most one
+        of ``_parameters``, ``_buffers`` and ``_modules``.)  MISSING when
+        the ordinary lookup applies."""
+        if lookup(type(module), name) is not MISSING:
+            return MISSING
+        d = object.__getattribute__(module, "__dict__")
+        if name in d:
+            return MISSING
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = d.get(registry)
+            if entries is not None and name in entries:
+                break
+        else:
+            return MISSING
+        value = entries[name]
+        rg = self.refgraph
+        source = rg.source_of(module)
+        if source is not None:
+            site = self.capture.site()
+            if not rg.is_outside(d):
+                rg.register(d, Attr(source, "__dict__"))
+            rg.read_contains(d, name, False, site)
+            if not rg.is_outside(entries):
+                rg.register(entries, Item(Attr(source, "__dict__"), registry))
+            rg.read_item(entries, name, value, site)
+        return value
+
+    def _module_call(self, module, args, kwargs, own_call=True):
+        """``module(*args)`` without hooks: straight to ``forward``, guarding
+        that no hook is registered (the module's and the global ones).
+        MISSING when ``Module.__call__``'s full logic is needed."""
+        tp = type(module)
+        if not isinstance(module, torch.nn.Module) or own_call and tp.__call__ is not _WRAPPED_CALL \
+                or tp._call_impl is not _CALL_IMPL or torch._C._get_tracing_state():
+            return MISSING
+        d = object.__getattribute__(module, "__dict__")
+        if d.get("_compiled_call_impl") is not None or any(
+                d.get(h) for h in _MODULE_HOOKS) or any(_GLOBAL_HOOKS[h] for h in _GLOBAL_HOOK_NAMES):
+            return MISSING
+        forward = lookup(tp, "forward")
+        if type(forward) is not FunctionType or "forward" in d:
+            return MISSING
+        rg = self.refgraph
+        source = rg.source_of(module)
+        site = self.capture.site()
+        if source is not None:
+            rg.read(Attr(Attr(source, "forward"), "__func__"), forward, site)
+            if not rg.is_outside(d):
+                rg.register(d, Attr(source, "__dict__"))
+            if "_compiled_call_impl" in d:  # set by module.compile()
+                rg.read_item(d, "_compiled_call_impl", None, site)
+            else:
+                rg.read_contains(d, "_compiled_call_impl", False, site)
+            for h in _MODULE_HOOKS:
+                hooks = d[h]
+                if not rg.is_outside(hooks):
+                    rg.register(hooks, Item(Attr(source, "__dict__"), h))
+                rg.read_len(hooks, site)
+        hooks_source = rg.source_of(_GLOBAL_HOOKS)
+        if hooks_source is None:
+            hooks_source = Root(_GLOBAL_HOOKS, "torch.nn.modules.module.__dict__")
+            rg.register(_GLOBAL_HOOKS, hooks_source)
+        for h in _GLOBAL_HOOK_NAMES:
+            hooks = _GLOBAL_HOOKS[h]
+            if not rg.is_outside(hooks):
+                rg.register(hooks, Item(hooks_source, h))
+            rg.read_len(hooks, site)
+        return self.call_function(forward, (module,) + tuple(args), kwargs)
 
     def plain_method(self, obj, name):
         func = attributes.plain_method(self, obj, name)
@@ -290,12 +375,22 @@ class CaptureInterpreter(Interpreter):
             return self.call(fn.func, fn.args + tuple(args), merged)
         if isinstance(fn, type):
             return self._construct(fn, tuple(args), kwargs)
+        if isinstance(fn, torch.nn.Module):
+            result = self._module_call(fn, args, kwargs)
+            if result is not MISSING:
+                return result
         if tp in NATIVE_CALLABLE_TYPES or not needs_interpreter(lookup(tp, "__call__")):
             return self._call_native(fn, tuple(args), kwargs)
         return calls.call(self, fn, args, kwargs)
 
     def call_function(self, func, args, kwargs=None):
         cap = self.capture
+        if cap.active and (func is _WRAPPED_CALL or func is _CALL_IMPL) and args:
+            # Module.__call__ reached directly (a subclass's own __call__
+            # calling super().__call__): the hook-free fast path.
+            result = self._module_call(args[0], args[1:], kwargs, own_call=False)
+            if result is not MISSING:
+                return result
         if cap.active:
             special = _SPECIAL_CALLS.get(id(func))
             if special is not None and special[0] is func:

@@ -64,3 +64,28 @@ def test_cached_logger_method_is_replayed_once_per_message(caplog):
         for _ in range(3):
             torch.testing.assert_close(traced(torch.ones(2)), torch.ones(2) + 1)
     assert [r.getMessage() for r in caplog.records] == ["shape (2,)"]
+
+
+def test_module_hooks_added_between_calls_are_honoured():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    traced = pyinterp.trace(model, backend="eager")
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(traced(x), model(x))
+    torch.testing.assert_close(traced(x), model(x))
+    seen = []
+    handle = model[1].register_forward_hook(lambda mod, inp, out: seen.append(out.shape) or out * 2)
+    try:
+        torch.testing.assert_close(traced(x), model(x))
+        assert len(seen) == 2  # the hook ran for the traced call and for eager
+        torch.testing.assert_close(traced(x), model(x))
+    finally:
+        handle.remove()
+    torch.testing.assert_close(traced(x), model(x))
+    glob = torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda mod, inp: tuple(i + 1 for i in inp) if isinstance(mod, torch.nn.ReLU) else None)
+    try:
+        torch.testing.assert_close(traced(x), model(x))
+    finally:
+        glob.remove()
+    torch.testing.assert_close(traced(x), model(x))
