@@ -25,18 +25,33 @@ class GeneratedFunction:
         self.argnames = list(argnames)
         self.e = Emitter(filename=filename, first_lineno=1)
         self.c = ExprCompiler(self.e)
-        self.lines = ["def %s(%s):" % (name, ", ".join(argnames))]
+        self.lines = [("def %s(%s):" % (name, ", ".join(argnames)), None)]
+        self._text = None
         self.e.lineno = 1
         self._local_of = {}
         self._counter = 0
 
     # -- listing ------------------------------------------------------------
     def line(self, text, site=None):
-        """Start a new listing line (the bytecode emitted next maps to it)."""
-        if site:
-            text = "%s  # %s:%s" % (text, os.path.basename(site[0] or "?"), site[1])
-        self.lines.append("    " + text)
+        """Start a new listing line (the bytecode emitted next maps to it).
+
+        ``text`` may be a function returning the text: rendering is done
+        only when the listing is asked for (``explain``), not while
+        capturing, where it would cost as much as emitting the code."""
+        self.lines.append((text, site))
         self.e.lineno = len(self.lines)
+
+    def listing(self):
+        """The function as Python source, one line per statement."""
+        if self._text is None:
+            out = []
+            for text, site in self.lines:
+                text = text() if callable(text) else text
+                if site:
+                    text = "%s  # %s:%s" % (text, os.path.basename(site[0] or "?"), site[1])
+                out.append(text)
+            self._text = "\n".join(out[:1] + ["    " + t for t in out[1:]])
+        return self._text
 
     def new_local(self, prefix="t"):
         self._counter += 1
@@ -68,7 +83,7 @@ class GeneratedFunction:
 
     def assign(self, name, expr, site=None):
         """``name = expr``."""
-        self.line("%s = %s" % (name, self.c.render(expr)), site)
+        self.line(lambda: "%s = %s" % (name, self.c.render(expr)), site)
         self.c.emit(expr)
         self.e.store_fast(name)
 
@@ -78,4 +93,4 @@ class GeneratedFunction:
         # bounds the stack (plus a margin for the 3.13 call layout).
         fn = self.e.build_function(self.fn_name, self.argnames, self.c.globals,
                                    stacksize=self.c.max_depth + 4)
-        return fn, "\n".join(self.lines)
+        return fn, self.listing

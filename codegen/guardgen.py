@@ -16,7 +16,7 @@ def build_guard(guards, nargs, kwnames):
 
     ``nargs`` and ``kwnames`` pin the call's shape first: a trace of
     ``f(x)`` (default ``y``) must not serve ``f(x, y=3)``.
-    Returns ``(function, listing)``.
+    Returns ``(function, listing)``; ``listing()`` renders the Python.
     """
     g = GeneratedFunction("guard", ["args", "kwargs"], "<pyinterp-guard>")
     e = g.e
@@ -25,7 +25,7 @@ def build_guard(guards, nargs, kwnames):
     def check(expr, index, site=None):
         label = e.label()
         failures.append((label, index))
-        g.line("if not (%s): return %d" % (g.c.render(expr), index), site)
+        g.line(lambda: "if not (%s): return %d" % (g.c.render(expr), index), site)
         g.c.emit(expr)
         e.jump_if_false(label)
 

@@ -213,7 +213,7 @@ class MockBuilder:
             else:
                 method = "__setitem__" if eff.kind == "setitem" else "__delitem__"
                 expr = Call(GetAttr(target, method), (self.key(eff.name),) + self._items(eff.operands))
-        g.line(g.c.render(expr), eff.site)
+        g.line(lambda: g.c.render(expr), eff.site)
         g.c.emit(expr)
         g.e.pop_top()
 
@@ -222,7 +222,7 @@ class MockBuilder:
 
     def finish(self, result):
         expr = self.value(result)
-        self.g.line("return %s" % self.g.c.render(expr))
+        self.g.line(lambda: "return %s" % self.g.c.render(expr))
         self.g.c.emit(expr)
         self.g.e.return_value()
         return self.g.build()

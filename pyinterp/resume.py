@@ -129,7 +129,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
 
     call = Call(Obj(resume, "resume_" + code.co_name),
                 tuple(Local(n) for n in after) + tuple(local_exprs))
-    g.line("return %s" % g.c.render(call))
+    g.line(lambda: "return %s" % g.c.render(call))
     g.c.emit(call)
     g.e.return_value()
     g.c.max_depth = max(g.c.max_depth, len(stack) + 2)

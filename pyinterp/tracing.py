@@ -31,12 +31,22 @@ class Entry:
 class TraceResult:
     """What one capture produced (also the material of ``explain``)."""
 
+    @property
+    def guard_text(self):
+        """The guard as Python (rendered on demand)."""
+        return self.guard_listing() if self.guard_listing else ""
+
+    @property
+    def mock_text(self):
+        """The mock as Python (rendered on demand)."""
+        return self.mock_listing() if self.mock_listing else ""
+
     def __init__(self):
         self.guard = None
-        self.guard_text = ""
+        self.guard_listing = None
         self.guards = []
         self.mock = None
-        self.mock_text = ""
+        self.mock_listing = None
         self.graphs = []
         self.ops_per_graph = []
         self.breaks = []
@@ -102,7 +112,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
         out.ops_per_graph = [n for _, n in cap.segment_graphs]
         out.graph_count = len(out.graphs)
         out.guards = list(rg.guards.values())
-        out.guard, out.guard_text = build_guard(out.guards, len(args), tuple(kwargs))
+        out.guard, out.guard_listing = build_guard(out.guards, len(args), tuple(kwargs))
         return out
     if cap.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
@@ -114,10 +124,10 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     rg.alias_guards()
     guards = list(rg.guards.values())
     out.guards = guards
-    out.guard, out.guard_text = build_guard(guards, len(args), tuple(kwargs))
+    out.guard, out.guard_listing = build_guard(guards, len(args), tuple(kwargs))
     if cap.breaks and not explain:
         if cap.split is not None:  # a partial graph, then a resume function
-            out.mock, out.mock_text, gm = cap.split
+            out.mock, out.mock_listing, gm = cap.split
             out.graphs = [gm] if gm is not None else []
             out.ops_per_graph = [len(gm.graph.nodes)] if gm is not None else []
         out.graph_count = len(out.graphs)
@@ -136,7 +146,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     try:
         for eff in rg.effects:
             builder.effect(eff)
-        out.mock, out.mock_text = builder.finish(result)
+        out.mock, out.mock_listing = builder.finish(result)
     except Unrepresentable as e:  # pragma: no cover - graph_outputs checked the values
         cap.break_graph(e.kind, e.message)
         out.breaks = list(cap.breaks)
