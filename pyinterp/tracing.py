@@ -8,6 +8,7 @@ once inside the capturing interpreter (:func:`capture`), which returns the
 real result and produces a new entry.
 """
 import functools
+import gc
 import types
 import warnings
 
@@ -93,11 +94,19 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     for name, value in kwargs.items():
         rg.read(Kwarg(name), value)
     vm = CaptureInterpreter(cap)
+    # A capture allocates many short-lived objects; the cyclic collector
+    # would otherwise scan the whole heap (big models, earlier traces) again
+    # and again.  When cycles are collected is not something a run promises.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)
     except GraphBreakSignal as signal:
         raise _graph_break_error(signal.record) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     cap.finish()
     out = TraceResult()
     out.result = result
