@@ -1181,14 +1181,17 @@ class _Writer:
         odd = "Odd(%s)" % self.choice(["True", "1", "-1", "'x'", "0", "[1]", "False",
                                        "2 ** 70", self.expr("int", scope, 1)])
         e = lambda ty: self.expr(ty, scope, 1)  # noqa: E731
+        # "@" marks where the odd value goes (``odd`` may itself contain
+        # "%", as in ``Odd(a % 3)``, so no %-formatting here).
         probes = [
-            "bool(%s)", "len(%s)", "[10, 20, 30][%s]", "list(%s)", "%s == %s" % ("%s", odd),
-            "%s != 1", "%s < 3", "3 > %s", "1 + %s", "%s + 1", "2 in %s", "%s[1:2]",
-            "%s[::2]", 'f"{%s:>3}"' if '"' not in odd else "format(%s, '>3')", "str(%s)", "not %s", "(1 if %s else 2)", "%s and 1",
-            "'%%s' %% %s", "divmod(%s, 1)", "range(%s)", "hash(%s)", "%s * 2", "abs(%s)",
-            "[0] * %s", "'ab'[%s]", "sorted([%s, 1])", "max(%s, 0)",
+            "bool(@)", "len(@)", "[10, 20, 30][@]", "list(@)", "@ == " + odd,
+            "@ != 1", "@ < 3", "3 > @", "1 + @", "@ + 1", "2 in @", "@[1:2]",
+            "@[::2]", 'f"{@:>3}"' if '"' not in odd else "format(@, '>3')", "str(@)",
+            "not @", "(1 if @ else 2)", "@ and 1",
+            "'%s' % @", "divmod(@, 1)", "range(@)", "hash(@)", "@ * 2", "abs(@)",
+            "[0] * @", "'ab'[@]", "sorted([@, 1])", "max(@, 0)",
         ]
-        expr = self.choice(probes) % odd
+        expr = self.choice(probes).replace("@", odd)
         others = [
             lambda: "%s + %s" % (e("int"), e("str")),
             lambda: "%s * %s" % (e("str"), e("float")),
