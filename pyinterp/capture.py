@@ -89,7 +89,6 @@ class Capture:
         self.splitter = None
         self.split = None
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
-        self.segments = 0
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self._produced = {}
 
@@ -139,7 +138,6 @@ class Capture:
             return
         produced = [t for i, t in rec.tensor_of.items() if rec.is_graph_value(t)]
         self.segment_graphs.append((rec.finish(produced), rec.op_count))
-        self.segments += 1
         earlier = self._produced
         earlier.update((id(t), t) for t in produced)
         source_of = self.refgraph.source_of
@@ -147,7 +145,7 @@ class Capture:
         def source_or_earlier(tensor):
             source = source_of(tensor)
             if source is None and id(tensor) in earlier:
-                source = Produced("graph%d_output" % (self.segments - 1))
+                source = Produced("graph%d_output" % (len(self.segment_graphs) - 1))
             return source
 
         self.recorder = GraphRecorder(source_or_earlier)
@@ -217,13 +215,6 @@ class Capture:
         return None
 
     # -- native calls ---------------------------------------------------------
-    def call_opaque(self, fn, args, kwargs):
-        """Run a non-torch C callable; torch ops inside it are escapes."""
-        self.opaque += 1
-        try:
-            return fn(*args, **kwargs) if kwargs else fn(*args)
-        finally:
-            self.opaque -= 1
 
     def _record_autocast(self, method, ctx):
         """``with torch.autocast(...)``: enter and exit nodes in the graph,

@@ -190,8 +190,6 @@ class RefGraph:
         else:
             raise TypeError("read_all of %s" % tp.__name__)
 
-    def tensor_sources(self):
-        return list(self._tensor_sources)
 
     # -- writes -------------------------------------------------------------
     def is_outside(self, obj):

@@ -118,12 +118,3 @@ class Produced(Source):
     def expr(self):
         return Local(self.name)
 
-
-def chain(source):
-    """The sources from the root down to ``source`` (root first)."""
-    out = []
-    while source is not None:
-        out.append(source)
-        source = source.base
-    out.reverse()
-    return out
