@@ -58,9 +58,12 @@ class Walker:
     source_of: object
     is_graph_value: object
     volatile: object = frozenset()
+    scalars: object = None  # floats computed from tensor data (graph outputs)
 
     def kind(self, value):
         torch = self.torch
+        if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
+            return "scalar"
         if torch is not None and isinstance(value, torch.Tensor):
             if self.source_of(value) is not None:
                 return "source"
@@ -117,7 +120,7 @@ def graph_outputs(walker, values):
             continue
         seen.add(id(value))
         kind = walker.kind(value)
-        if kind == "output":
+        if kind == "output" or kind == "scalar":
             outputs.append(value)
         else:
             stack.extend(reversed(walker.children(value)))
@@ -146,6 +149,9 @@ class MockBuilder:
             return const(value) if is_literal(value) else Obj(value, repr(value))
         if kind == "output":
             return GetItem(Local("outs"), const(self.out_index[id(value)]))
+        if kind == "scalar":  # a 0-d float64 graph output
+            output = GetItem(Local("outs"), const(self.out_index[id(value)]))
+            return Call(GetAttr(output, "item"), ())
         if kind == "source":
             return self.g.resolve(self.w.source_of(value))
         if kind == "constant":

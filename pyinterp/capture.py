@@ -18,6 +18,7 @@ import os
 
 import torch
 
+from . import scalars
 from .errors import GraphBreakSignal
 from .refgraph.breaks import BreakRecord
 from .refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -72,7 +73,8 @@ class Capture:
 
     def __init__(self, fullgraph=False):
         self.refgraph = RefGraph(torch)
-        self.recorder = GraphRecorder(self.refgraph.source_of)
+        self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
+        self.recorder = GraphRecorder(self.refgraph.source_of, self._scalar_node)
         self.fullgraph = fullgraph
         self.active = True
         self.breaks = []
@@ -148,7 +150,10 @@ class Capture:
                 source = Produced("graph%d_output" % (len(self.segment_graphs) - 1))
             return source
 
-        self.recorder = GraphRecorder(source_or_earlier)
+        self.recorder = GraphRecorder(source_or_earlier, self._scalar_node)
+
+    def _scalar_node(self, value):
+        return self.scalars.node(value, self.recorder)
 
     def finish(self):
         """The run is over (explain mode): close the last graph."""
@@ -162,6 +167,16 @@ class Capture:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
+        graph_args = args
+        if prop is None and self.scalars and (self.scalars.carried(args)
+                                              or self.scalars.carried(kwargs)):
+            graph_args = scalars.tensor_op_args(self, func, name, args, kwargs)
+            if graph_args is None:
+                return func(*args, **kwargs)
+        elif name in _DATA_DEPENDENT and prop is None:
+            result = scalars.produce(self, func, name, args, kwargs)
+            if result is not None:
+                return result
         if prop is None:
             why = self._refuse(func, name, args)
             if why is not None:
@@ -188,9 +203,9 @@ class Capture:
                         or getattr(func, "__module__", None) == "torch._tensor"):
                     # A Tensor method (some are Python wrappers FX cannot
                     # name as functions, such as Tensor.__rpow__).
-                    self.recorder.record(name, args, kwargs, result, method=True)
+                    self.recorder.record(name, graph_args, kwargs, result, method=True)
                 else:
-                    self.recorder.record(func, args, kwargs, result)
+                    self.recorder.record(func, graph_args, kwargs, result)
             except Unrepresentable as e:
                 self.break_graph(e.kind, e.message)
         return result

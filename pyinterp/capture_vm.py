@@ -19,7 +19,7 @@ import warnings
 
 import torch
 
-from . import attributes, calls, containers, operators
+from . import attributes, calls, containers, operators, scalars
 from .capture import is_torch_function
 from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from .frame import decoded_for
@@ -349,6 +349,9 @@ class CaptureInterpreter(Interpreter):
     # -- calls ----------------------------------------------------------------
     def call(self, fn, args, kwargs=None):
         if not self.capture.active:
+            return calls.call(self, fn, args, kwargs)
+        if self.capture.scalars and not _is_deferred(fn) \
+                and not scalars.check_call(self.capture, fn, args, kwargs):
             return calls.call(self, fn, args, kwargs)
         tp = type(fn)
         if tp is MethodType:
@@ -782,6 +785,11 @@ def _len(vm, fn, args, kwargs):
 _SPECIAL_CALLS = {}
 
 
+def _is_deferred(fn):
+    special = _SPECIAL_CALLS.get(id(fn))
+    return special is not None and special[0] is fn and special[1] is _deferred
+
+
 def _special(fn, handler):
     _SPECIAL_CALLS[id(fn)] = (fn, handler)
 
@@ -950,6 +958,8 @@ _VARIANTS = {
     "POP_JUMP_IF_FALSE": _jump_if,
     "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
     "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
+    "BINARY_OP": scalars.binary_op,
+    "UNARY_NEGATIVE": scalars.unary_negative,
 }
 _captured_cache = {}
 
@@ -985,6 +995,8 @@ def _run_variant(variant, base, vm, frame, ins):
         cap.top_frame = frame
         if cap.active and cap.splitter is not None and not cap.speculating:
             cap.pre = PreState(cap, frame, ins)
+    if cap.scalars and cap.active:
+        scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
 
 

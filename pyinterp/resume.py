@@ -94,7 +94,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
     stack = list(pre.stack)
     if in_callee:
         stack = _wrap_callee(stack, argc, traced_options)
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
     values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
     outputs = graph_outputs(walker, values)

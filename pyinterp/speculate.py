@@ -163,8 +163,8 @@ _CONFLICT = object()
 def _merge_value(cap, pick, a, b):
     if a is b:
         return a
-    if a is NULL or b is NULL:
-        return _CONFLICT
+    if a is NULL or b is NULL or cap.scalars.tracks(a) or cap.scalars.tracks(b):
+        return _CONFLICT  # (equal floats from tensor data may differ next call)
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) \
             and a.shape == b.shape and a.dtype == b.dtype and a.device == b.device:
         return torch.where(pick, a, b)

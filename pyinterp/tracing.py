@@ -112,7 +112,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     out.result = result
     out.param_names = parameter_names(target)
     rec = cap.recorder
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
     outputs = []
     if explain and cap.breaks:
         # The graphs a run with resume points would have; no mock.

@@ -27,13 +27,15 @@ class Unrepresentable(Exception):
 class GraphRecorder:
     """Builds one FX graph from the ops of a traced run."""
 
-    def __init__(self, source_of):
+    def __init__(self, source_of, scalar_node=None):
         import torch
         import torch.fx
 
         self.torch = torch
         self.graph = torch.fx.Graph()
         self.source_of = source_of
+        # The node of a Python float computed from tensor data (an output).
+        self.scalar_node = scalar_node
         self.node_of = {}
         self.tensor_of = {}
         self.pinned = []
@@ -71,6 +73,8 @@ class GraphRecorder:
         if isinstance(value, torch.Tensor):
             return self.node_for(value)
         tp = type(value)
+        if tp is torch.fx.Node:
+            return value  # a tracked scalar's node, put in by the capture
         if tp is tuple or tp is list:
             return tp(self.map_arg(v) for v in value)
         if tp is dict:
@@ -114,11 +118,13 @@ class GraphRecorder:
     # -- the end ------------------------------------------------------------
     def finish(self, outputs):
         """Close the graph with ``outputs`` (tensors) and return a GraphModule."""
+        import torch
         import torch.fx
 
         # No dead-code elimination: an op whose result is unused may still
         # mutate an input in place (the backend prunes what is pure).
-        self.graph.output(tuple(self.node_for(t) for t in outputs))
+        self.graph.output(tuple(self.node_for(t) if isinstance(t, torch.Tensor)
+                                else self.scalar_node(t) for t in outputs))
         return torch.fx.GraphModule(torch.nn.Module(), self.graph)
 
     def is_graph_value(self, tensor):

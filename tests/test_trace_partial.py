@@ -60,7 +60,7 @@ def break_at_top(x):
 
 
 def _helper_item(t):
-    return t * t.abs().max().item()  # BREAK inside the callee
+    return t * round(t.abs().max().item(), 4)  # BREAK inside the callee
 
 
 def break_in_callee(x):
@@ -72,13 +72,13 @@ def break_in_callee(x):
 def break_in_loop(x):
     total = x * 0
     for i in range(3):
-        total = total + x * float(x[i])  # BREAK inside a for loop
+        total = total + x * round(float(x[i]), 4)  # BREAK inside a for loop
     return total
 
 
 def break_in_try(x):
     try:
-        s = x.sum().item()  # BREAK inside try
+        s = round(x.sum().item(), 4)  # BREAK inside try
     except ValueError:
         s = 0.0
     return x * s
@@ -86,7 +86,7 @@ def break_in_try(x):
 
 def break_in_with(x):
     with torch.no_grad():
-        s = x.sum().item()  # BREAK inside with
+        s = round(x.sum().item(), 4)  # BREAK inside with
     return x * s
 
 

@@ -1,0 +1,309 @@
+"""Python numbers computed from tensor data, kept in the graph.
+
+``s = t.max().item()`` turns tensor data into a Python ``float``.  When
+``s`` only feeds tensor ops again (``x * s``), or Python arithmetic whose
+result feeds tensor ops, nothing needs to leave the graph: ``s`` stands for
+a 0-d float64 node (``t.detach().reshape(()).to(float64)``; a Python float
+is an IEEE double, so Python arithmetic on ``s`` and float64 arithmetic in
+the graph agree bit for bit), and each use is recorded against that node.
+
+The run keeps the real ``float`` objects (the program sees exactly what it
+would natively) and remembers them by identity in :class:`ScalarTable`
+(they stay alive for the whole capture, so an id is never reused).  Only
+floats are tracked: ``int``/``bool`` results may be interned objects that
+other code shares, so ``int(t)``/``bool(t)`` stay breaks.
+
+What a tracked float may do without a break (everything else is a
+``data-dependent-value`` break, checked *before* the instruction runs):
+
+* move: locals, the stack, tuples and lists built by the run, arguments of
+  interpreted Python functions and module calls, ``list.append``;
+* Python arithmetic with another tracked float or a plain ``int``/``float``:
+  ``+``, ``-``, ``*`` and unary ``-``, and ``/`` by a non-zero plain number
+  (Python raises ``ZeroDivisionError`` where a graph would give ``inf``, so
+  dividing *by* a tracked value breaks);
+* tensor arithmetic (``+ - * /`` operators, ``torch.add/sub/mul/div`` and
+  their in-place forms) with a float32/float64 result: the node is cast to
+  the op's result dtype, as a Python scalar operand would be;
+* leave the function: in the return value, or as a ``print``/logging
+  argument; the mock reads it from a graph output with ``.item()``.
+
+Comparisons, truth tests, formatting, hashing, indexing, and any native
+call other than the above feed Python control flow or data the mock cannot
+recompute: those break (``if t.sum().item() > 0`` is a break, which is
+correct: the branch depends on data).
+"""
+import dis
+import operator
+
+import torch
+
+from .refgraph.fxgraph import Unrepresentable
+
+Tensor = torch.Tensor
+
+# BINARY_OP operators allowed between a tracked float and a number.
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+               "+=": operator.add, "-=": operator.sub, "*=": operator.mul, "/=": operator.truediv}
+_NB_SYMBOL = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)}
+
+# Tensor ops that take a tracked float as an operand (as a 0-d tensor cast
+# to the op's result dtype, which is how a Python scalar operand behaves).
+_TENSOR_ARITHMETIC = frozenset({
+    "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
+    "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__",
+    "__div__", "__rdiv__", "__idiv__", "add", "add_", "sub", "sub_", "subtract", "mul",
+    "mul_", "multiply", "div", "div_", "divide", "true_divide",
+})
+_EXACT_RESULT_DTYPES = (torch.float32, torch.float64)
+
+# Instructions that only move a value (the stack, locals, run-made tuples
+# and lists, calls: :func:`check_call` vets the callee).  BINARY_OP and
+# UNARY_NEGATIVE are vetted by their capture variants.
+_MOVES = frozenset({
+    "STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "LOAD_FAST",
+    "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST", "LOAD_CONST",
+    "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "COPY", "SWAP", "PUSH_NULL",
+    "POP_TOP", "KW_NAMES", "PRECALL", "BUILD_TUPLE", "BUILD_LIST", "LIST_APPEND",
+    "END_FOR", "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
+    "JUMP", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "CALL", "CALL_KW", "CALL_FUNCTION_EX",
+    "BINARY_OP", "UNARY_NEGATIVE", "RETURN_CONST",
+})
+# Instructions that consume only their top ``n`` stack values (containers
+# holding tracked floats among them are fine: they are read, not consumed).
+_CONSUMES_TOP = {"LOAD_ATTR": 1, "LOAD_METHOD": 1, "LOAD_SUPER_ATTR": 3, "GET_ITER": 1,
+                 "UNPACK_SEQUENCE": 1, "BINARY_SUBSCR": 2}
+
+
+class ScalarTable:
+    """The tracked floats of one capture: ``id -> (value, recorder, make)``.
+
+    ``make()`` builds the value's 0-d float64 node in ``recorder``'s graph
+    (lazily: ``t.tolist()`` of a large tensor adds a node only for the
+    elements that are used).
+    """
+
+    def __init__(self):
+        self._entries = {}
+        self._nodes = {}
+
+    def __bool__(self):
+        return bool(self._entries)
+
+    def tracks(self, value):
+        return type(value) is float and id(value) in self._entries
+
+    def carried(self, value):
+        """True if ``value`` is, or contains (tuples, lists, dicts), a tracked float."""
+        if type(value) is float:
+            return id(value) in self._entries
+        if type(value) in (tuple, list):
+            return any(self.carried(v) for v in value)
+        if type(value) is dict:
+            return any(self.carried(v) for v in value.values())
+        return False
+
+    def add(self, value, recorder, make):
+        self._entries[id(value)] = (value, recorder, make)
+
+    def node(self, value, recorder):
+        """The node of a tracked float in ``recorder``'s graph."""
+        _, owner, make = self._entries[id(value)]
+        if owner is not recorder:
+            raise Unrepresentable("data-dependent-value",
+                                  "a Python number from tensor data crossed a graph break")
+        node = self._nodes.get(id(value))
+        if node is None or getattr(node, "_erased", False):  # (erased by a split)
+            node = self._nodes[id(value)] = make()
+        return node
+
+
+# -- producing: .item(), float(t), .tolist() ---------------------------------
+def produce(cap, func, name, args, kwargs):
+    """Run ``.item()``/``float(t)``/``.tolist()`` of a floating tensor and
+    track the floats it returns; None if this call is not one of those
+    (the caller then refuses it as a data-dependent value)."""
+    if name not in ("item", "__float__", "tolist") or kwargs or len(args) != 1 \
+            or not isinstance(args[0], Tensor) or not args[0].dtype.is_floating_point \
+            or cap.speculating or cap.opaque:
+        return None
+    tensor = args[0]
+    rec = cap.recorder
+    try:
+        base = rec.node_for(tensor)
+    except Unrepresentable:
+        return None
+    result = func(*args)
+    graph = rec.graph
+
+    def as_double(node, shape):
+        node = graph.call_method("reshape", (graph.call_method("detach", (node,)), shape))
+        return graph.call_method("to", (node, torch.float64))
+
+    if name != "tolist":
+        rec.op_count += 1
+        cap.scalars.add(result, rec, lambda: as_double(base, ()))
+        return result
+    flat = []
+
+    def flat_node():
+        if not flat:
+            flat.append(as_double(base, (-1,)))
+        return flat[0]
+
+    def element(i):
+        return lambda: graph.call_function(operator.getitem, (flat_node(), i))
+
+    index = 0
+
+    def walk(value):
+        nonlocal index
+        if type(value) is float:
+            cap.scalars.add(value, rec, element(index))
+            index += 1
+        elif type(value) is list:
+            for v in value:
+                walk(v)
+
+    walk(result)
+    rec.op_count += 1
+    return result
+
+
+# -- consuming ----------------------------------------------------------------
+def tensor_op_args(cap, func, name, args, kwargs):
+    """The arguments to record for a tensor op that received a tracked
+    float (the float replaced by its node, cast as a Python scalar would
+    be), or None after breaking the graph when the op cannot take it."""
+    table = cap.scalars
+    if name not in _TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2 \
+            or cap.speculating:
+        return _refuse(cap, "%s() of a Python number computed from tensor data" % (name or func))
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) != 1 or not any(table.tracks(a) for a in args):
+        return _refuse(cap, "%s() of a Python number computed from tensor data" % name)
+    scalar = args[0] if table.tracks(args[0]) else args[1]
+    dtype = torch.result_type(tensors[0], scalar)
+    if dtype not in _EXACT_RESULT_DTYPES:
+        return _refuse(cap, "a Python number from tensor data in a %s op" % dtype)
+    try:
+        node = table.node(scalar, cap.recorder)
+    except Unrepresentable as e:
+        return _refuse(cap, e.message)
+    if dtype != torch.float64:
+        node = cap.recorder.graph.call_method("to", (node, dtype))
+    return tuple(node if a is scalar else a for a in args)
+
+
+def binary_op(vm, frame, ins, base):
+    """The capture variant of ``BINARY_OP``: Python arithmetic on tracked
+    floats is recorded on their nodes, and its float result is tracked."""
+    cap = vm.capture
+    table = cap.scalars
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    if not table or not cap.active or not (table.tracks(lhs) or table.tracks(rhs)) \
+            or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
+        return base(vm, frame, ins)
+    symbol = _NB_SYMBOL.get(ins.arg)
+    op = _ARITHMETIC.get(symbol)
+    if op is None or cap.speculating or not (_plain_number(lhs) and _plain_number(rhs)) \
+            or (op is operator.truediv and (table.tracks(rhs) or rhs == 0)):
+        cap.break_graph("data-dependent-value",
+                        "%r on a Python number computed from tensor data" % symbol)
+        return base(vm, frame, ins)
+    result = base(vm, frame, ins)
+    value = stack[-1]
+    if type(value) is float:
+        rec = cap.recorder
+        operands = (lhs, rhs)
+        table.add(value, rec, lambda: rec.graph.call_function(op, tuple(
+            table.node(v, rec) if table.tracks(v) else v for v in operands)))
+    return result
+
+
+def unary_negative(vm, frame, ins, base):
+    """The capture variant of ``UNARY_NEGATIVE`` (``-s`` stays tracked)."""
+    cap = vm.capture
+    table = cap.scalars
+    operand = frame.stack[-1]
+    result = base(vm, frame, ins)
+    if table and cap.active and table.tracks(operand):
+        rec = cap.recorder
+        table.add(frame.stack[-1], rec,
+                  lambda: rec.graph.call_function(operator.neg, (table.node(operand, rec),)))
+    return result
+
+
+def check_instruction(cap, frame, ins):
+    """Break before an instruction that would consume a tracked float in a
+    way the graph cannot follow (see the module docstring)."""
+    name = ins.opname
+    if name in _MOVES:
+        return
+    if name == "RETURN_VALUE":
+        if frame is not cap.top_frame:
+            return  # back into the interpreted caller
+        return  # the result: the mock reads it from a graph output
+    table = cap.scalars
+    depth = _CONSUMES_TOP.get(name)
+    stack = frame.stack
+    if depth is not None:
+        # These read a container or an attribute; the floats inside a
+        # container only move (a call on them is vetted by check_call).
+        consumed = any(table.tracks(v) for v in stack[len(stack) - depth:])
+    else:
+        consumed = any(table.carried(v) for v in stack)
+    if consumed:
+        cap.break_graph("data-dependent-value",
+                        "%s on a Python number computed from tensor data" % name)
+
+
+def check_call(cap, fn, args, kwargs):
+    """True if a call may receive tracked floats: interpreted Python code and
+    module calls see them as values, torch ops record them (or break in
+    :func:`tensor_op_args`), ``list.append`` on the run's own list stores
+    one.  Any other callee breaks the graph first; then False."""
+    table = cap.scalars
+    if not (table.carried(args) or table.carried(kwargs or {})):
+        return True
+    if _may_receive(cap, fn):
+        return True
+    cap.break_graph("data-dependent-value", "%s() received a Python number computed from "
+                    "tensor data" % getattr(fn, "__qualname__", type(fn).__name__))
+    return False
+
+
+def _may_receive(cap, fn):
+    from .capture import is_torch_function
+
+    tp = type(fn)
+    if tp.__name__ == "method" and hasattr(fn, "__func__"):
+        fn = fn.__func__
+        tp = type(fn)
+    if tp.__name__ == "function":
+        return not is_torch_function(fn)
+    if isinstance(fn, torch.nn.Module):
+        return True
+    owner = getattr(fn, "__self__", None)
+    if type(owner) is list and getattr(fn, "__name__", "") == "append" \
+            and not cap.refgraph.is_outside(owner):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return callable(fn) and tp.__name__ == "builtin_function_or_method" and (
+        module.startswith("torch") or isinstance(owner, Tensor))
+
+
+def merge_conflict(cap, a, b):
+    """Two different tracked floats (or one) at a speculative join cannot be
+    merged as equal Python values."""
+    return cap.scalars.tracks(a) or cap.scalars.tracks(b)
+
+
+def _plain_number(value):
+    return type(value) is float or (type(value) is int and -(1 << 53) <= value <= 1 << 53)
+
+
+def _refuse(cap, message):
+    cap.break_graph("data-dependent-value", message)
+    return None

@@ -1,0 +1,212 @@
+"""``.item()``, ``float(t)`` and ``.tolist()`` kept in the graph.
+
+A Python float computed from tensor data that only feeds tensor ops, Python
+arithmetic, ``print`` or the result is captured as a 0-d node: one graph, no
+break, and every later call (with different data) is a cache hit that gives
+eager's result.  Uses that feed control flow or a native call break, and
+stay correct.  See ``pyinterp/scalars.py``.
+"""
+import contextlib
+import io
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+from trace_support import assert_same, traced_counting, assert_hits_ran_graph  # noqa: E402
+
+CALLS = 4
+
+
+def _args(seed, *shapes, dtype=torch.float32):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple((torch.randn(*s, generator=gen)).to(dtype) for s in shapes)
+
+
+def _run_both(traced, fn, args):
+    """Same result and same printed output, traced and eager."""
+    out_eager, out_traced = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out_eager):
+        expected = fn(*args)
+    with contextlib.redirect_stdout(out_traced):
+        actual = traced(*args)
+    assert_same(actual, expected)
+    assert out_traced.getvalue() == out_eager.getvalue()
+
+
+def _check_in_graph(fn, *shapes, dtype=torch.float32, backend=None):
+    explanation = pyinterp.explain(fn, *_args(0, *shapes, dtype=dtype))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    traced, counter = traced_counting(fn)
+    for seed in range(CALLS):
+        _run_both(traced, fn, _args(seed, *shapes, dtype=dtype))
+    assert counter.count == 1, "later calls with other data must hit the one graph"
+    assert_hits_ran_graph(counter, CALLS - 1)  # the first call is the capture
+
+
+def _check_breaks(fn, *shapes, kind="data-dependent-value"):
+    explanation = pyinterp.explain(fn, *_args(0, *shapes))
+    assert kind in [r.kind for r in explanation.break_reasons], explanation.break_reasons
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(CALLS):
+        _run_both(traced, fn, _args(seed, *shapes))
+
+
+def item_scale(x, y):
+    return x * y.max().item()
+
+
+def item_arithmetic(x, y):
+    s = y.abs().max().item()
+    scale = 2.0 * s + 1
+    return x / scale - s, -scale
+
+
+def float_of_tensor(x, y):
+    return float(y.sum()) * x
+
+
+def tolist_elements(x, y):
+    values = y.tolist()
+    return x * values[0] + values[1] * 3, values
+
+
+def tolist_2d(x, y):
+    rows = y.tolist()
+    return x + rows[1][0], rows
+
+
+def item_printed(x, y):
+    s = y.sum().item()
+    print("sum", s)
+    return x + s
+
+
+def item_in_place(x, y):
+    h = x.clone()
+    h.mul_(y.mean().item())
+    h += y.std().item()
+    return h
+
+
+def item_through_helper(x, y):
+    def scaled(t, factor):
+        return t * factor
+    return scaled(x, y.max().item())
+
+
+def item_int_tensor_times_float(x, y):
+    return torch.arange(3) * y.max().item() + x
+
+
+def item_into_list(x, y):
+    seen = []
+    seen.append(y.min().item())
+    seen.append(y.max().item())
+    return x * seen[0] + x * seen[1], seen
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (item_scale, [(3,), (4,)]),
+    (item_arithmetic, [(3,), (4,)]),
+    (float_of_tensor, [(3,), (4,)]),
+    (tolist_elements, [(3,), (2,)]),
+    (tolist_2d, [(3,), (2, 2)]),
+    (item_printed, [(3,), (2,)]),
+    (item_in_place, [(3,), (5,)]),
+    (item_through_helper, [(3,), (4,)]),
+    (item_int_tensor_times_float, [(3,), (4,)]),
+    (item_into_list, [(3,), (4,)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_scalar_stays_in_graph(fn, shapes):
+    _check_in_graph(fn, *shapes)
+
+
+def test_scalar_float64_tensor_keeps_full_precision():
+    def fn(x, y):
+        return x * (y.sum().item() / 3)
+    _check_in_graph(fn, (3,), (4,), dtype=torch.float64)
+
+
+def test_scalar_under_inductor_matches_eager():
+    traced = pyinterp.trace(item_arithmetic)  # the default backend
+    for seed in range(3):
+        args = _args(seed, (3,), (4,))
+        actual, expected = traced(*args), item_arithmetic(*args)
+        torch.testing.assert_close(actual[0], expected[0])
+        assert actual[1] == pytest.approx(expected[1])
+
+
+def scalar_in_if(x, y):
+    if y.sum().item() > 0:
+        return x
+    return -x
+
+
+def scalar_formatted(x, y):
+    return x, "%.3f" % y.sum().item()
+
+
+def scalar_to_factory(x, y):
+    return torch.full((2,), y.sum().item()) + x[:2]
+
+
+def scalar_divides(x, y):
+    return x * (1.0 / y.sum().item())
+
+
+def int_item(x, y):
+    return x * (y > 0).sum().item()
+
+
+def scalar_to_native_builtin(x, y):
+    return x * max(y.sum().item(), 0.5)
+
+
+def scalar_stored_on_object(x, y):
+    class Box:
+        pass
+    box = Box()
+    box.value = y.sum().item()
+    return x * box.value
+
+
+@pytest.mark.parametrize("fn", [scalar_in_if, scalar_formatted, scalar_to_factory, scalar_divides,
+                                int_item, scalar_to_native_builtin, scalar_stored_on_object],
+                         ids=lambda f: f.__name__)
+def test_scalar_uses_that_break_stay_correct(fn):
+    _check_breaks(fn, (3,), (4,))
+
+
+def test_scalar_compared_under_fullgraph_names_the_line():
+    traced = pyinterp.trace(scalar_in_if, fullgraph=True, backend="eager")
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        traced(*_args(0, (3,), (4,)))
+    assert info.value.kind == "data-dependent-value"
+    assert info.value.lineno == scalar_in_if.__code__.co_firstlineno + 1
+
+
+def test_scalar_in_data_dependent_if_arm_is_not_merged_as_equal():
+    # Both arms leave a float in `s`; equal on this call, but they come from
+    # tensor data, so the speculative merge must not keep either as a constant.
+    def fn(x, y):
+        s = y.max().item()
+        if x.sum() > 0:
+            t = s * 1.0
+        else:
+            t = s + 0.0
+        return x * t
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(CALLS):
+        _run_both(traced, fn, _args(seed, (3,), (4,)))
+
+
+def test_half_precision_result_breaks():
+    # A Python scalar in a float16 op is applied at higher precision than a
+    # float16 0-d tensor would be: a break, not an approximation.
+    def fn(x, y):
+        return x.half() * y.sum().item()
+    _check_breaks(fn, (3,), (4,))
