@@ -81,7 +81,7 @@ class Capture:
         self.opaque = 0
         self.vm = None
         self.explain = False
-        self.speculating = False  # running an arm of a data-dependent if both ways
+        self.speculating = 0  # depth of data-dependent branches being run both ways
         self._autocast_nodes = {}
         # Partial graphs (see resume.py): the traced function's own frame,
         # its state before its current instruction, and the split entry.

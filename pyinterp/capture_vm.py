@@ -958,6 +958,8 @@ _VARIANTS = {
     "POP_JUMP_IF_FALSE": _jump_if,
     "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
     "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
+    "JUMP_IF_TRUE_OR_POP": _jump_if,
+    "JUMP_IF_FALSE_OR_POP": _jump_if,
     "BINARY_OP": scalars.binary_op,
     "UNARY_NEGATIVE": scalars.unary_negative,
 }

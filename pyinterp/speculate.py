@@ -1,13 +1,16 @@
-"""GraphMend-style rewrite of a data-dependent ``if`` into ``torch.where``.
+"""GraphMend-style rewrite of a data-dependent branch into ``torch.where``.
 
-When a ``POP_JUMP_IF_TRUE/FALSE`` meets a one-element tensor (``if
-x.sum() > 0:``), the branch depends on tensor data and a plain trace would
-have to break.  If the two arms form a simple diamond, both are run:
+When a conditional jump meets a one-element tensor (``if x.sum() > 0:``,
+``a and b`` on tensors), the branch depends on tensor data and a plain
+trace would have to break.  If both ways rejoin, both are run:
 
-* the arms are straight-line code (no jumps other than the ``then`` arm's
-  final ``JUMP_FORWARD`` to the join point, no returns, no raises);
-* inside them nothing may write outside state, call something impure or
-  consume the RNG (:class:`Speculating` is raised before such a write
+* the join is the branch's immediate post-dominator (:func:`join_of`);
+  every path from the branch to it must go forward without returning,
+  raising, looping or entering a ``try``, so ``else`` arms, ``elif``
+  chains, nested ``if``s and ``and``/``or`` chains qualify (a nested
+  data-dependent branch inside an arm is speculated in turn);
+* inside the arms nothing may write outside state, call something impure
+  or consume the RNG (:class:`Speculating` is raised before such a write
   happens, and the RNG state is compared after each arm);
 * at the join, every local and stack slot that differs between the arms
   holds a tensor of identical shape and dtype in both, and is merged as
@@ -22,15 +25,23 @@ import torch
 from .errors import PyinterpInternal
 from .opcodes.signals import NULL
 
-_JUMP_IF_TRUE = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE"})
-_JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE"})
-_ARM_ENDS = frozenset({"JUMP_FORWARD"})
+_JUMP_IF_TRUE = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE",
+                           "JUMP_IF_TRUE_OR_POP"})
+_JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE",
+                            "JUMP_IF_FALSE_OR_POP"})
+# 3.11's value forms of ``and``/``or``: the condition stays on the stack
+# when the jump is taken.
+_KEEPS_ON_JUMP = frozenset({"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
+_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
 _NOT_IN_ARMS = frozenset({
     "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "YIELD_VALUE",
     "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "SEND", "SETUP_FINALLY",
     "BEFORE_WITH", "PUSH_EXC_INFO", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
     "DELETE_DEREF", "IMPORT_NAME", "STORE_NAME", "DELETE_NAME",
 })
+# How far past a branch its join is looked for (instructions).
+_WINDOW = 2000
+_EXIT = float("inf")
 
 
 class Speculating(PyinterpInternal):
@@ -38,79 +49,131 @@ class Speculating(PyinterpInternal):
     call: the arm cannot be run both ways."""
 
 
-def diamond(instructions, ins):
-    """``(then_start, then_end, else_start, else_end, join)`` for the
-    conditional jump ``ins``, or None if its arms are not a simple diamond.
+def _successors(x):
+    """Where control goes after ``x`` (forward only), or None if it leaves
+    the region an arm may span: a return, a raise, a loop's back edge, an
+    instruction inside a ``try`` or one of ``_NOT_IN_ARMS``."""
+    if x.opname in _NOT_IN_ARMS or x.exc_target is not None:
+        return None
+    if x.target is None:
+        return (x.index + 1,)
+    if x.target <= x.index:
+        return None
+    return (x.target,) if x.opname in _UNCONDITIONAL else (x.target, x.index + 1)
 
-    The fall-through arm runs from ``ins.index + 1``; if it ends with a
-    ``JUMP_FORWARD`` to ``J`` past the jump target, the target starts an
-    ``else`` arm ending at ``J``; otherwise the target is the join.
+
+_joins = {}
+
+
+def join_of(instructions, ins):
+    """The join of the conditional jump ``ins``: its immediate
+    post-dominator, the first instruction every path from both arms reaches
+    (nested ``if``s, ``and``/``or`` chains and ``else`` arms included), or
+    None if some path leaves first (see :func:`_successors`).
+
+    Control flow inside the window only goes forward, so post-dominators
+    are found in one backward pass, meeting two chains by walking the lower
+    one up (each step increases the index).
     """
-    start, target = ins.index + 1, ins.target
-    if target <= start:
-        return None
-    last = instructions[target - 1]
-    if last.opname in _ARM_ENDS and last.target > target:
-        fall = (start, target - 1)
-        taken = (target, last.target)
-        join = last.target
-    else:
-        fall = (start, target)
-        taken = (target, target)
-        join = target
-    for lo, hi in (fall, taken):
-        for i in range(lo, hi):
-            x = instructions[i]
-            if x.opname in _NOT_IN_ARMS or x.target is not None or x.exc_target is not None:
-                return None
-    if ins.exc_target is not None:
-        return None
-    return fall, taken, join
+    key = (id(instructions), ins.index)
+    cached = _joins.get(key)
+    if cached is not None and cached[0] is instructions:
+        return cached[1]
+    lo, hi = ins.index, min(len(instructions), ins.index + _WINDOW)
+    ipdom = {}
+
+    def up(i):
+        return _EXIT if i >= hi else ipdom[i]
+
+    def meet(a, b):
+        while a != b:
+            if a < b:
+                a = up(a)
+            else:
+                b = up(b)
+        return a
+
+    for i in range(hi - 1, lo - 1, -1):
+        succ = _successors(instructions[i]) if i > lo else (ins.target, ins.index + 1)
+        if succ is None:
+            ipdom[i] = _EXIT
+        elif len(succ) == 1:
+            ipdom[i] = succ[0] if succ[0] < hi else _EXIT
+        else:
+            ipdom[i] = meet(*succ)
+    join = ipdom[lo]
+    join = None if join == _EXIT or ins.target <= ins.index else int(join)
+    _joins[key] = (instructions, join)
+    return join
 
 
-def run_arm(vm, frame, instructions, span):
-    """Execute ``instructions[span[0]:span[1]]`` in ``frame`` (no jumps)."""
-    for i in range(*span):
-        ins = instructions[i]
-        frame.lasti = i
-        if ins.fn(vm, frame, ins) is not None:
-            raise Speculating("a jump inside a speculative arm")
+def _region(instructions, starts, join):
+    """The indices executed on some path from ``starts`` up to ``join``."""
+    seen = set()
+    todo = [s for s in starts if s != join]
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        todo.extend(s for s in _successors(instructions[i]) if s != join and s not in seen)
+    return seen
+
+
+def run_arm(vm, frame, instructions, start, join):
+    """Execute ``frame`` from ``start`` until control reaches ``join``
+    (forward jumps only; a nested data-dependent branch speculates too)."""
+    pc = start
+    while pc != join:
+        if pc > join:
+            raise Speculating("an arm jumped past its join")
+        ins = instructions[pc]
+        frame.lasti = pc
+        nxt = ins.fn(vm, frame, ins)
+        if nxt is None:
+            pc += 1
+        elif type(nxt) is int and nxt > pc:
+            pc = nxt
+        else:
+            raise Speculating("unexpected control flow in a speculative arm")
 
 
 def try_merge(vm, frame, ins, cond):
     """Run both arms of the data-dependent branch ``ins`` on ``cond`` and
-    merge them; return the index to continue at, or None (frame untouched)."""
+    merge them; return the index to continue at, or None (frame untouched).
+    ``cond`` has been popped; the ``*_OR_POP`` forms keep it on the stack
+    of the arm that jumps."""
     cap = vm.capture
-    if cap.speculating or not isinstance(cond, torch.Tensor) or cond.numel() != 1:
+    if not isinstance(cond, torch.Tensor) or cond.numel() != 1:
         return None
     instructions = vm.variant(frame.code)
-    shape = diamond(instructions, ins)
-    if shape is None:
+    join = join_of(instructions, ins)
+    if join is None:
         return None
-    fall, taken, join = shape
+    arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
     rng0 = torch.random.get_rng_state()
     results = []
-    cap.speculating = True
+    cap.speculating += 1
     try:
-        for span in (fall, taken):
+        for start, pushed in arms:
             frame.fast[:] = fast0
-            frame.stack[:] = stack0
+            frame.stack[:] = stack0 + pushed
             rng = torch.random.get_rng_state()
-            run_arm(vm, frame, instructions, span)
+            run_arm(vm, frame, instructions, start, join)
             with torch._C.DisableTorchFunction():  # our own check: not recorded
                 drew = not torch.equal(rng, torch.random.get_rng_state())
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack)))
-        dead = _dead_outside(instructions, (fall, taken))
+        dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms], join))
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
     except Speculating:
         merged = None
     finally:
-        cap.speculating = False
+        cap.speculating -= 1
     if merged is None:
         frame.fast[:] = fast0
         frame.stack[:] = stack0
@@ -124,12 +187,10 @@ _READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELE
                     "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CLOSURE"})
 
 
-def _dead_outside(instructions, spans):
-    """Slots no instruction outside the arms reads: a value an arm leaves
-    there (``clamp_value`` in transformers' fp16 clamp) can be dropped."""
-    inside = set()
-    for lo, hi in spans:
-        inside.update(range(lo, hi))
+def _dead_outside(instructions, inside):
+    """Slots no instruction outside the arms (the indices ``inside``) reads:
+    a value an arm leaves there (``clamp_value`` in transformers' fp16
+    clamp) can be dropped."""
     read = set()
     for x in instructions:
         if x.index not in inside and x.opname in _READS:

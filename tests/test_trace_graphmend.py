@@ -93,6 +93,123 @@ def test_data_dependent_if_becomes_where(fn, shapes):
     _check_no_break(fn, *shapes)
 
 
+# -- compound conditions: and/or, elif chains, nested ifs ---------------------
+# Inputs with every sign combination of x and y, so that each path is taken.
+SIGN_PAIRS = [(1.0, 1.0), (1.0, -1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, 1.0)]
+
+
+def _pair(sx, sy, shape=(3,)):
+    gen = torch.Generator().manual_seed(int(sx * 3 + sy))
+    return (torch.rand(*shape, generator=gen) * sx + 0.01 * sx,
+            torch.rand(*shape, generator=gen) * sy + 0.01 * sy)
+
+
+def if_and(x, y):
+    if x.sum() > 0 and y.sum() > 0:
+        z = x + y
+    else:
+        z = x - y
+    return z
+
+
+def if_or(x, y):
+    if x.sum() > 0 or y.sum() > 0:
+        z = x * y
+    else:
+        z = x + y
+    return z
+
+
+def if_not_and(x, y):
+    if not (x.sum() > 0 and y.sum() > 0):
+        x = x * 3
+    return x
+
+
+def elif_chain(x, y):
+    if x.sum() > 0:
+        z = x * 2
+    elif y.sum() > 0:
+        z = y * 2
+    else:
+        z = x + y
+    return z
+
+
+def nested_if(x, y):
+    z = x
+    if x.sum() > 0:
+        if y.sum() > 0:
+            z = x * 2
+        else:
+            z = x * 3
+        z = z + 1
+    return z
+
+
+def value_and(x, y):
+    both = (x.sum() > 0) and (y.sum() > 0)
+    return torch.where(both, x, y)
+
+
+def value_or(x, y):
+    return x * ((x.sum() > 0) or (y.sum() > 0))
+
+
+def nested_conditional_expression(x, y):
+    return x if x.sum() > 0 else (y if y.sum() > 0 else x + y)
+
+
+@pytest.mark.parametrize("fn", [if_and, if_or, if_not_and, elif_chain, nested_if, value_and,
+                                value_or, nested_conditional_expression],
+                         ids=lambda f: f.__name__)
+def test_compound_condition_becomes_where(fn):
+    explanation = pyinterp.explain(fn, *_pair(1.0, -1.0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    compiled = []
+
+    def backend(gm, example_inputs):
+        compiled.append(gm)
+        return gm.forward
+
+    traced = pyinterp.trace(fn, backend=backend)
+    for sx, sy in SIGN_PAIRS:
+        args = _pair(sx, sy)
+        torch.testing.assert_close(traced(*args), fn(*args))
+    assert len(compiled) == 1, "every sign combination must be served by the one graph"
+
+
+def nested_arm_returns(x, y):
+    if x.sum() > 0:
+        if y.sum() > 0:
+            return x * 2
+        x = x + 1
+    return x
+
+
+def nested_arm_writes_outside(x, y):
+    if x.sum() > 0:
+        if y.sum() > 0:
+            SEEN.append(2)
+        x = x + 1
+    return x
+
+
+@pytest.mark.parametrize("fn", [nested_arm_returns, nested_arm_writes_outside],
+                         ids=lambda f: f.__name__)
+def test_compound_condition_that_cannot_merge_breaks_and_stays_correct(fn):
+    explanation = pyinterp.explain(fn, *_pair(1.0, 1.0))
+    assert explanation.graph_break_count >= 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for sx, sy in SIGN_PAIRS:
+        del SEEN[:]
+        expected, seen = fn(*_pair(sx, sy)), list(SEEN)
+        del SEEN[:]
+        torch.testing.assert_close(traced(*_pair(sx, sy)), expected)
+        assert SEEN == seen
+
+
 SEEN = []
 
 
