@@ -12,7 +12,7 @@ Access paths are evaluated once each and kept in locals (``s0``, ``s1``...):
 import os
 
 from ..refgraph.expr import GetAttr, GetItem, Local, Obj, const
-from ..refgraph.sources import Arg, Attr, Item, Kwarg, Root
+from ..refgraph.sources import Arg, Attr, Item, Kwarg, Recomputed, Root
 from .emit import Emitter
 from .exprs import ExprCompiler
 
@@ -74,6 +74,8 @@ class GeneratedFunction:
             expr = GetAttr(self.resolve(source.of), source.name)
         elif tp is Item:
             expr = GetItem(self.resolve(source.of), const(source.key))
+        elif tp is Recomputed:
+            expr = source.expr()
         else:
             raise TypeError("unknown source %r" % (source,))
         name = self.new_local("s")

@@ -149,9 +149,6 @@ class MockBuilder:
             return const(value) if is_literal(value) else Obj(value, repr(value))
         if kind == "output":
             return GetItem(Local("outs"), const(self.out_index[id(value)]))
-        if kind == "scalar":  # a 0-d float64 graph output
-            output = GetItem(Local("outs"), const(self.out_index[id(value)]))
-            return Call(GetAttr(output, "item"), ())
         if kind == "source":
             return self.g.resolve(self.w.source_of(value))
         if kind == "constant":
@@ -178,6 +175,9 @@ class MockBuilder:
 
     def _construct(self, kind, value):
         tp = type(value)
+        if kind == "scalar":  # a 0-d float64 graph output, read once
+            output = GetItem(Local("outs"), const(self.out_index[id(value)]))
+            return Call(GetAttr(output, "item"), ())
         if kind == "container":
             if tp is dict:
                 return Build("dict", tuple((self.value(k), self.value(v)) for k, v in value.items()))

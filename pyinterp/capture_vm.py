@@ -443,6 +443,8 @@ class CaptureInterpreter(Interpreter):
                 types.MethodDescriptorType, types.WrapperDescriptorType)) and any(
                 getattr(fn, "__name__", "") in names for names in _MUTATORS.values()):
             self._no_writes_while_speculating("%s()" % fn.__name__)
+        if not args and not kwargs and _is_impure(fn) and scalars.recomputable(cap, fn):
+            return scalars.recompute(cap, fn)  # random.random(), time.time()
         if owner is not None and not isinstance(owner, types.ModuleType):
             if isinstance(owner, Tensor):
                 return calls.call(self, fn, args, kwargs)

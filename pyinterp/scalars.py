@@ -1,4 +1,4 @@
-"""Python numbers computed from tensor data, kept in the graph.
+"""Python floats the graph computes: from tensor data, or impure calls.
 
 ``s = t.max().item()`` turns tensor data into a Python ``float``.  When
 ``s`` only feeds tensor ops again (``x * s``), or Python arithmetic whose
@@ -7,17 +7,24 @@ a 0-d float64 node (``t.detach().reshape(()).to(float64)``; a Python float
 is an IEEE double, so Python arithmetic on ``s`` and float64 arithmetic in
 the graph agree bit for bit), and each use is recorded against that node.
 
+``random.random()`` and clocks (``time.perf_counter()``...) are impure: the
+mock calls them again, in the run's order, before it calls the graph, and
+passes each result in as a 0-d float64 graph input that stands for the
+float the same way (:func:`recompute`).
+
 The run keeps the real ``float`` objects (the program sees exactly what it
 would natively) and remembers them by identity in :class:`ScalarTable`
 (they stay alive for the whole capture, so an id is never reused).  Only
 floats are tracked: ``int``/``bool`` results may be interned objects that
-other code shares, so ``int(t)``/``bool(t)`` stay breaks.
+other code shares, so ``int(t)``/``bool(t)``/``random.randint`` stay
+breaks.
 
 What a tracked float may do without a break (everything else is a
 ``data-dependent-value`` break, checked *before* the instruction runs):
 
 * move: locals, the stack, tuples and lists built by the run, arguments of
-  interpreted Python functions and module calls, ``list.append``;
+  interpreted Python functions and module calls, attribute and item stores,
+  ``list.append``;
 * Python arithmetic with another tracked float or a plain ``int``/``float``:
   ``+``, ``-``, ``*`` and unary ``-``, and ``/`` by a non-zero plain number
   (Python raises ``ZeroDivisionError`` where a graph would give ``inf``, so
@@ -25,8 +32,9 @@ What a tracked float may do without a break (everything else is a
 * tensor arithmetic (``+ - * /`` operators, ``torch.add/sub/mul/div`` and
   their in-place forms) with a float32/float64 result: the node is cast to
   the op's result dtype, as a Python scalar operand would be;
-* leave the function: in the return value, or as a ``print``/logging
-  argument; the mock reads it from a graph output with ``.item()``.
+* leave the function: in the return value, a replayed write, or a
+  ``print``/logging argument; the mock reads it from a graph output with
+  ``.item()``.
 
 Comparisons, truth tests, formatting, hashing, indexing, and any native
 call other than the above feed Python control flow or data the mock cannot
@@ -72,7 +80,11 @@ _MOVES = frozenset({
 # Instructions that consume only their top ``n`` stack values (containers
 # holding tracked floats among them are fine: they are read, not consumed).
 _CONSUMES_TOP = {"LOAD_ATTR": 1, "LOAD_METHOD": 1, "LOAD_SUPER_ATTR": 3, "GET_ITER": 1,
-                 "UNPACK_SEQUENCE": 1, "BINARY_SUBSCR": 2}
+                 "UNPACK_SEQUENCE": 1, "BINARY_SUBSCR": 2,
+                 # a stored value only moves (a write the mock replays, or
+                 # state of an object it rebuilds); the owner and key must
+                 # not be tracked floats
+                 "STORE_ATTR": 1, "STORE_SUBSCR": 2}
 
 
 class ScalarTable:
@@ -111,7 +123,7 @@ class ScalarTable:
         _, owner, make = self._entries[id(value)]
         if owner is not recorder:
             raise Unrepresentable("data-dependent-value",
-                                  "a Python number from tensor data crossed a graph break")
+                                  "a Python float the graph computes crossed a graph break")
         node = self._nodes.get(id(value))
         if node is None or getattr(node, "_erased", False):  # (erased by a split)
             node = self._nodes[id(value)] = make()
@@ -170,6 +182,42 @@ def produce(cap, func, name, args, kwargs):
     return result
 
 
+# Impure calls whose float result the mock computes again (random numbers,
+# clocks), by name; their module is checked by the caller.
+_RECOMPUTABLE = frozenset({"random", "time", "perf_counter", "monotonic", "process_time",
+                           "thread_time"})
+
+
+def recomputable(cap, fn):
+    """True if the impure C call ``fn()`` (no arguments) returns a float the
+    mock can compute again, in program order, before it calls the graph."""
+    return getattr(fn, "__name__", "") in _RECOMPUTABLE and not cap.speculating \
+        and not cap.opaque
+
+
+def recompute(cap, fn):
+    """Call ``fn()`` and track its float as a graph input that the mock
+    recomputes (``refgraph.sources.Recomputed``).  The placeholder is made
+    now, so the mock's calls happen in the run's order, used or not."""
+    from .refgraph.sources import Recomputed
+
+    value = fn()
+    rec = cap.recorder
+    source = Recomputed(fn, as_double, len(rec.inputs))
+    with torch._C.DisableTorchFunction():  # not an op of the program: not recorded
+        example = as_double(value)
+    node = rec.graph.placeholder("%s_%d" % (getattr(fn, "__name__", "impure"), len(rec.inputs)))
+    node.meta["example_value"] = example
+    rec.inputs.append((source, example, node))
+    cap.scalars.add(value, rec, lambda: node)
+    return value
+
+
+def as_double(value):
+    """A Python float as a 0-d float64 tensor (how the graph holds it)."""
+    return torch.tensor(value, dtype=torch.float64)
+
+
 # -- consuming ----------------------------------------------------------------
 def tensor_op_args(cap, func, name, args, kwargs):
     """The arguments to record for a tensor op that received a tracked
@@ -178,14 +226,14 @@ def tensor_op_args(cap, func, name, args, kwargs):
     table = cap.scalars
     if name not in _TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2 \
             or cap.speculating:
-        return _refuse(cap, "%s() of a Python number computed from tensor data" % (name or func))
+        return _refuse(cap, "%s() of a Python float the graph computes" % (name or func))
     tensors = [a for a in args if isinstance(a, Tensor)]
     if len(tensors) != 1 or not any(table.tracks(a) for a in args):
-        return _refuse(cap, "%s() of a Python number computed from tensor data" % name)
+        return _refuse(cap, "%s() of a Python float the graph computes" % name)
     scalar = args[0] if table.tracks(args[0]) else args[1]
     dtype = torch.result_type(tensors[0], scalar)
     if dtype not in _EXACT_RESULT_DTYPES:
-        return _refuse(cap, "a Python number from tensor data in a %s op" % dtype)
+        return _refuse(cap, "a Python float the graph computes, in a %s op" % dtype)
     try:
         node = table.node(scalar, cap.recorder)
     except Unrepresentable as e:
@@ -210,7 +258,7 @@ def binary_op(vm, frame, ins, base):
     if op is None or cap.speculating or not (_plain_number(lhs) and _plain_number(rhs)) \
             or (op is operator.truediv and (table.tracks(rhs) or rhs == 0)):
         cap.break_graph("data-dependent-value",
-                        "%r on a Python number computed from tensor data" % symbol)
+                        "%r on a Python float the graph computes" % symbol)
         return base(vm, frame, ins)
     result = base(vm, frame, ins)
     value = stack[-1]
@@ -256,7 +304,7 @@ def check_instruction(cap, frame, ins):
         consumed = any(table.carried(v) for v in stack)
     if consumed:
         cap.break_graph("data-dependent-value",
-                        "%s on a Python number computed from tensor data" % name)
+                        "%s on a Python float the graph computes" % name)
 
 
 def check_call(cap, fn, args, kwargs):
@@ -269,8 +317,8 @@ def check_call(cap, fn, args, kwargs):
         return True
     if _may_receive(cap, fn):
         return True
-    cap.break_graph("data-dependent-value", "%s() received a Python number computed from "
-                    "tensor data" % getattr(fn, "__qualname__", type(fn).__name__))
+    cap.break_graph("data-dependent-value", "%s() received a Python float the graph computes"
+                    % getattr(fn, "__qualname__", type(fn).__name__))
     return False
 
 
@@ -286,9 +334,8 @@ def _may_receive(cap, fn):
     if isinstance(fn, torch.nn.Module):
         return True
     owner = getattr(fn, "__self__", None)
-    if type(owner) is list and getattr(fn, "__name__", "") == "append" \
-            and not cap.refgraph.is_outside(owner):
-        return True
+    if type(owner) is list and getattr(fn, "__name__", "") == "append":
+        return True  # stored: the run's own list, or a write the mock replays
     module = getattr(fn, "__module__", None) or ""
     return callable(fn) and tp.__name__ == "builtin_function_or_method" and (
         module.startswith("torch") or isinstance(owner, Tensor))

@@ -59,6 +59,7 @@ class RefGraph:
         self.guards = {}
         self.effects = []
         self._dirty = set()
+        self._grown = {}  # id -> (length, site): outside lists only appended to so far
         self._tensor_sources = []
         self._immutable_tensor_types = ()
         if torch is not None:
@@ -151,6 +152,8 @@ class RefGraph:
 
     def is_clean(self, obj, key=None):
         """True if the run has not written ``obj`` (or its item ``key``)."""
+        if self._grown:
+            self._settle(obj)
         return ("all", id(obj)) not in self._dirty and ("item", id(obj), key) not in self._dirty
 
     def read_len(self, obj, site=None):
@@ -232,6 +235,8 @@ class RefGraph:
         self.write(SideEffect(kind, target, name, operands, site=site), obj, ("attr", id(obj), name))
 
     def write_item(self, obj, key, value, site=None, delete=False):
+        if self._grown:
+            self._settle(obj)
         if isinstance(obj, (list, dict)) and ("all", id(obj)) not in self._dirty \
                 and type(self._sources[id(obj)]) is not Root:  # not a module's namespace
             self.read_all(obj, site)  # its length and other items keep their guards
@@ -242,11 +247,37 @@ class RefGraph:
         self.write(SideEffect(kind, target, key, operands, site=site), obj, ("item", id(obj), key))
 
     def write_call(self, obj, method, args, kwargs, site=None):
-        """A mutating method of an outside container (``lst.append(x)``)."""
-        self.read_all(obj, site)  # its old elements keep their item paths
+        """A mutating method of an outside container (``lst.append(x)``).
+
+        Appending does not depend on what the list holds, so an outside
+        list that is only appended to (an activation log) gets no length
+        guard, and stays a cache hit as it grows.  Its old length and items
+        are guarded only if the run reads the list afterwards
+        (:meth:`_settle`, with the length it had before the first append).
+        """
         target = self._sources[id(obj)]
+        if id(obj) in self._grown or type(obj) is list and method in ("append", "extend") \
+                and type(target) is not Root and self.is_clean(obj):
+            self._grown.setdefault(id(obj), (len(obj), site))
+            key = ("grown", id(obj))
+        else:
+            self.read_all(obj, site)  # its old elements keep their item paths
+            key = ("all", id(obj))
         self.write(SideEffect("call", target, method, tuple(args), dict(kwargs or {}), site),
-                   obj, ("all", id(obj)))
+                   obj, key)
+
+    def _settle(self, obj):
+        """A list the run appended to is read: guard the length and items it
+        had before the first append, then treat it as written."""
+        pending = self._grown.pop(id(obj), None)
+        if pending is None:
+            return
+        n, site = pending
+        base = self._sources[id(obj)]
+        self.add_guard(G.LenIs(base, n=n, site=site))
+        for i in range(n):
+            self.read(Item(base, i), list.__getitem__(obj, i), site)
+        self._dirty.add(("all", id(obj)))
 
     def defer_call(self, func, args, kwargs, site=None):
         """A call replayed by the mock (``print``, logging, warnings)."""

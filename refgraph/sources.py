@@ -78,6 +78,23 @@ class Root(Source):
 
 
 @attrs.frozen(cache_hash=True)
+class Recomputed(Source):
+    """A float from an impure call (``random.random()``, ``time.time()``),
+    called again by the mock, in program order, as ``make(fn())``: a 0-d
+    float64 graph input.  ``serial`` tells calls of the same ``fn`` apart."""
+
+    fn: object
+    make: object
+    serial: int
+
+    def expr(self):
+        from .expr import Call
+
+        name = getattr(self.fn, "__qualname__", "impure")
+        return Call(Obj(self.make, "as_double"), (Call(Obj(self.fn, name), ()),))
+
+
+@attrs.frozen(cache_hash=True)
 class Attr(Source):
     """``base.name``."""
 

@@ -109,6 +109,14 @@ def item_into_list(x, y):
     return x * seen[0] + x * seen[1], seen
 
 
+def scalar_stored_on_object(x, y):
+    class Box:
+        pass
+    box = Box()
+    box.value = y.sum().item()
+    return x * box.value
+
+
 @pytest.mark.parametrize("fn,shapes", [
     (item_scale, [(3,), (4,)]),
     (item_arithmetic, [(3,), (4,)]),
@@ -120,6 +128,7 @@ def item_into_list(x, y):
     (item_through_helper, [(3,), (4,)]),
     (item_int_tensor_times_float, [(3,), (4,)]),
     (item_into_list, [(3,), (4,)]),
+    (scalar_stored_on_object, [(3,), (4,)]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_scalar_stays_in_graph(fn, shapes):
     _check_in_graph(fn, *shapes)
@@ -166,16 +175,8 @@ def scalar_to_native_builtin(x, y):
     return x * max(y.sum().item(), 0.5)
 
 
-def scalar_stored_on_object(x, y):
-    class Box:
-        pass
-    box = Box()
-    box.value = y.sum().item()
-    return x * box.value
-
-
 @pytest.mark.parametrize("fn", [scalar_in_if, scalar_formatted, scalar_to_factory, scalar_divides,
-                                int_item, scalar_to_native_builtin, scalar_stored_on_object],
+                                int_item, scalar_to_native_builtin],
                          ids=lambda f: f.__name__)
 def test_scalar_uses_that_break_stay_correct(fn):
     _check_breaks(fn, (3,), (4,))
@@ -210,3 +211,88 @@ def test_half_precision_result_breaks():
     def fn(x, y):
         return x.half() * y.sum().item()
     _check_breaks(fn, (3,), (4,))
+
+
+# -- impure calls: recomputed by the mock ---------------------------------------
+import random  # noqa: E402
+import time  # noqa: E402
+
+
+def noisy(x):
+    return x * random.random() + random.uniform(1, 2), random.random()
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_random_is_recomputed_in_order(backend):
+    explanation = pyinterp.explain(noisy, *_args(0, (3,)))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    traced, counter = traced_counting(noisy) if backend == "eager" else (
+        pyinterp.trace(noisy), None)
+    for seed in range(CALLS):
+        (x,) = _args(seed, (3,))
+        random.seed(seed)
+        expected, state_eager = noisy(x), random.getstate()
+        random.seed(seed)
+        actual, state_traced = traced(x), random.getstate()
+        torch.testing.assert_close(actual[0], expected[0])
+        assert actual[1] == expected[1]
+        assert state_traced == state_eager, "the same number of draws, in the same order"
+    if counter is not None:
+        assert counter.count == 1
+        assert_hits_ran_graph(counter, CALLS - 1)
+
+
+class TimedForward(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.elapsed = None
+        self.history = []
+
+    def forward(self, x):
+        t0 = time.perf_counter()
+        h = self.lin(x).relu()
+        self.elapsed = time.perf_counter() - t0
+        self.history.append(self.elapsed)
+        return h
+
+
+def test_clock_is_recomputed_and_stored_values_are_fresh():
+    module = TimedForward()
+    explanation = pyinterp.explain(module, *_args(0, (2, 3)))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    del module.history[:]  # explain ran the forward once
+    traced, counter = traced_counting(module)
+    for seed in range(CALLS):
+        (x,) = _args(seed, (2, 3))
+        torch.testing.assert_close(traced(x), module.lin(x).relu())
+        assert type(module.elapsed) is float and module.elapsed >= 0
+        assert module.history[-1] is module.elapsed
+    assert len(module.history) == CALLS
+    assert len(set(module.history)) == CALLS, "each call measured its own interval"
+    assert counter.count == 1
+
+
+def random_in_condition(x):
+    if random.random() < 0.5:
+        return x
+    return x * 2
+
+
+def random_int(x):
+    return x * random.randint(1, 5)
+
+
+@pytest.mark.parametrize("fn", [random_in_condition, random_int], ids=lambda f: f.__name__)
+def test_impure_values_that_cannot_be_recomputed_break(fn):
+    explanation = pyinterp.explain(fn, *_args(0, (3,)))
+    assert explanation.graph_break_count >= 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(CALLS):
+        (x,) = _args(seed, (3,))
+        random.seed(seed)
+        expected, state_eager = fn(x), random.getstate()
+        random.seed(seed)
+        actual, state_traced = traced(x), random.getstate()
+        torch.testing.assert_close(actual, expected)
+        assert state_traced == state_eager

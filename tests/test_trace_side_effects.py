@@ -1123,3 +1123,44 @@ def test_lru_cached_helper_after_cache_clear():
     factor.cache_clear()
     assert_same(traced(x, 1), x * 1.5)
     assert calls == [1, 2, 1]
+
+
+# -- outside lists that are only appended to ------------------------------------
+def _appender(log):
+    def f(x):
+        y = x * 2
+        log.append(y)
+        log.extend([y.sum()])
+        return y + 1
+    return f
+
+
+def test_list_only_appended_to_is_one_cache_entry():
+    eager_log, traced_log = [], []
+    traced, counter = traced_counting(_appender(traced_log))
+    eager = _appender(eager_log)
+    for seed in range(5):
+        x = fresh(3, seed=seed)
+        assert_same(traced(x), eager(x))
+        assert_same(traced_log, eager_log, "log")
+    assert counter.count == 1, "appending must not guard the growing length"
+    assert_hits_ran_graph(counter, 4)
+
+
+def _append_then_read(log):
+    def f(x):
+        log.append(x)
+        return x * len(log) + log[0]
+    return f
+
+
+def test_list_read_after_append_guards_its_old_length_and_items():
+    eager_log, traced_log = [torch.ones(3)], [torch.ones(3)]
+    traced = pyinterp.trace(_append_then_read(traced_log), backend="eager")
+    eager = _append_then_read(eager_log)
+    for seed in range(4):
+        x = fresh(3, seed=seed)
+        assert_same(traced(x), eager(x))
+        # the first item is replaced between calls: never served stale
+        eager_log[0] = traced_log[0] = torch.full((3,), float(seed))
+        assert_same(traced_log, eager_log, "log")
