@@ -60,7 +60,7 @@ def f_backward(w, x):
 
 
 def f_random(x):
-    return x * random.randint(1, 3)  # BREAK (an int: random.random() would be recomputed)
+    return x * (1 + random.getrandbits(2))  # BREAK (an int: random.random() is recomputed)
 
 
 def f_nonzero(x):
