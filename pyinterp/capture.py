@@ -151,6 +151,8 @@ class Capture:
             return source
 
         self.recorder = GraphRecorder(source_or_earlier, self._scalar_node)
+        # A resume point hands live values over as plain Python floats.
+        self.scalars = scalars.ScalarTable()
 
     def _scalar_node(self, value):
         return self.scalars.node(value, self.recorder)
