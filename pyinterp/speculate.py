@@ -14,7 +14,9 @@ trace would have to break.  If both ways rejoin, both are run:
   happens, and the RNG state is compared after each arm);
 * at the join, every local and stack slot that differs between the arms
   holds a tensor of identical shape and dtype in both, and is merged as
-  ``torch.where(cond, then_value, else_value)``.
+  ``torch.where(cond, then_value, else_value)``, or, when one of them
+  requires grad, by one ``torch.cond`` of the two arms' ops
+  (:mod:`.condmerge`: ``where``'s backward would run the untaken arm).
 
 Anything else restores the frame as it was and leaves the decision to the
 caller, which breaks the graph as before.  The merged values equal those of
@@ -22,6 +24,7 @@ the arm the real program would take, so the run's results do not change.
 """
 import torch
 
+from . import condmerge
 from .errors import PyinterpInternal
 from .opcodes.signals import NULL
 
@@ -154,6 +157,7 @@ def try_merge(vm, frame, ins, cond):
     fast0, stack0 = list(frame.fast), list(frame.stack)
     rng0 = torch.random.get_rng_state()
     results = []
+    marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
     cap.speculating += 1
     try:
         for start, pushed in arms:
@@ -166,8 +170,9 @@ def try_merge(vm, frame, ins, cond):
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack)))
+            marks.append(len(cap.recorder.graph.nodes))
         dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms], join))
-        merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead)
+        merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
     except Speculating:
@@ -198,8 +203,10 @@ def _dead_outside(instructions, inside):
     return lambda slot: slot not in read
 
 
-def _merge(cap, cond, jumps_if_true, results, dead=lambda slot: False):
-    """Merge the two arms' locals and stacks with ``torch.where``."""
+def _merge(cap, cond, jumps_if_true, results, dead, marks):
+    """Merge the two arms' locals and stacks with ``torch.where``, or with
+    ``torch.cond`` when gradients flow through a merged value
+    (:mod:`.condmerge`); ``marks`` delimit the nodes each arm recorded."""
     (fast_fall, stack_fall), (fast_taken, stack_taken) = results
     if len(stack_fall) != len(stack_taken):
         return None
@@ -207,15 +214,30 @@ def _merge(cap, cond, jumps_if_true, results, dead=lambda slot: False):
     then_fast, else_fast = (fast_taken, fast_fall) if jumps_if_true else (fast_fall, fast_taken)
     then_stack, else_stack = (stack_taken, stack_fall) if jumps_if_true else \
         (stack_fall, stack_taken)
+    fast_pairs = [(NULL, NULL) if dead(i) and (a is not b) else (a, b)
+                  for i, (a, b) in enumerate(zip(then_fast, else_fast))]
+    pairs = [(a, a) if _same_scalar(cap, a, b) else (a, b)
+             for a, b in fast_pairs + list(zip(then_stack, else_stack))]
     # Called with the recording mode on: these ops go into the graph.
     pick = cond.bool() if cond.dtype is not torch.bool else cond
     pick = pick.reshape(()) if pick.dim() else pick
-    fast = [NULL if dead(i) and (a is not b) else _merge_value(cap, pick, a, b)
-            for i, (a, b) in enumerate(zip(then_fast, else_fast))]
-    stack = [_merge_value(cap, pick, a, b) for a, b in zip(then_stack, else_stack)]
-    if any(v is _CONFLICT for v in fast + stack):
+    if condmerge.needs_cond(pairs):
+        with torch._C.DisableTorchFunction():  # our own reading: not recorded
+            taken_is_then = bool(pick)
+        nodes = list(cap.recorder.graph.nodes)
+        fall_nodes, taken_nodes = (
+            [n for n in nodes[lo:hi] if n.op != "placeholder"]
+            for lo, hi in ((marks[0], marks[1]), (marks[1], marks[2])))
+        then_nodes, else_nodes = (taken_nodes, fall_nodes) if jumps_if_true else \
+            (fall_nodes, taken_nodes)
+        if any(cap.scalars.tracks(v) for pair in pairs for v in pair):
+            return None
+        values = condmerge.merge(cap.recorder, pick, taken_is_then, then_nodes, else_nodes, pairs)
+    else:
+        values = [_merge_value(cap, pick, a, b) for a, b in pairs]
+    if values is None or any(v is _CONFLICT for v in values):
         return None
-    return fast, stack
+    return values[:len(fast_pairs)], values[len(fast_pairs):]
 
 
 _CONFLICT = object()
@@ -229,6 +251,11 @@ def _merge_value(cap, pick, a, b):
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) \
             and a.shape == b.shape and a.dtype == b.dtype and a.device == b.device:
         return torch.where(pick, a, b)
-    if type(a) is type(b) and type(a) in (int, float, bool, str) and a == b:
-        return a
     return _CONFLICT
+
+
+def _same_scalar(cap, a, b):
+    """Equal plain Python scalars (not floats the graph computes, which may
+    differ on the next call)."""
+    return a is not b and type(a) is type(b) and type(a) in (int, float, bool, str) \
+        and a == b and not cap.scalars.tracks(a) and not cap.scalars.tracks(b)

@@ -41,6 +41,7 @@ class GraphRecorder:
         self.pinned = []
         self.inputs = []  # (source, tensor, placeholder node)
         self.op_count = 0
+        self.submodules = {}  # name -> GraphModule (torch.cond branches)
         self._leaf_types = _FX_LEAF_TYPES + (
             torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size)
 
@@ -125,7 +126,10 @@ class GraphRecorder:
         # mutate an input in place (the backend prunes what is pure).
         self.graph.output(tuple(self.node_for(t) if isinstance(t, torch.Tensor)
                                 else self.scalar_node(t) for t in outputs))
-        return torch.fx.GraphModule(torch.nn.Module(), self.graph)
+        root = torch.nn.Module()
+        for name, module in self.submodules.items():
+            setattr(root, name, module)
+        return torch.fx.GraphModule(root, self.graph)
 
     def is_graph_value(self, tensor):
         """True if ``tensor`` was produced by a recorded op (not an input)."""

@@ -270,3 +270,104 @@ def test_unmergeable_arms_break_and_stay_correct(fn, capsys):
         assert SEEN == eager_seen
         del SEEN[:]
         torch.testing.assert_close(actual, expected)
+
+
+# -- gradients: torch.cond instead of torch.where ------------------------------
+def sqrt_or_double(x):
+    if x.min() > 0:
+        y = x.sqrt()
+    else:
+        y = x * 2
+    return y.sum()
+
+
+def nested_grad_branch(x, w):
+    h = x * w
+    if h.sum() > 0:
+        if h.max() > 1:
+            h = h.sqrt()
+        else:
+            h = h * 3
+    return h.sum()
+
+
+class BranchyLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.mean() > 0:
+            h = h.relu().sqrt()
+        else:
+            h = h.abs()
+        return h.sum()
+
+
+def _grads_match(fn, make_inputs, backend, calls=4):
+    """Results and input gradients equal eager's, NaN-free where eager's are."""
+    traced = pyinterp.trace(fn, backend=backend)
+    for k in range(calls):
+        eager_in = make_inputs(k)
+        traced_in = [t.detach().clone().requires_grad_(t.requires_grad) for t in eager_in]
+        expected, actual = fn(*eager_in), traced(*traced_in)
+        torch.testing.assert_close(actual, expected)
+        expected.backward()
+        actual.backward()
+        for e, a in zip(eager_in, traced_in):
+            if e.requires_grad:
+                torch.testing.assert_close(a.grad, e.grad)
+
+
+def _with_zero(k):
+    # alternately all positive (sqrt arm) and containing 0 (the other arm,
+    # where sqrt's gradient at 0 is infinite)
+    x = torch.tensor([0.0, 1.0, 4.0]) + (1.0 if k % 2 else 0.0)
+    return [x.requires_grad_(True)]
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_branch_with_gradients_uses_cond_and_matches_eager_grads(backend):
+    explanation = pyinterp.explain(sqrt_or_double, *_with_zero(0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    code = explanation.graphs[0].code
+    assert "higher_order.cond" in code and "where" not in code
+    _grads_match(sqrt_or_double, _with_zero, backend)
+
+
+def test_nested_branches_with_gradients():
+    def inputs(k):
+        x = torch.tensor([0.0, 0.5, 2.0]) * (1 if k % 2 else -1) + (k % 3) * 0.1
+        return [x.requires_grad_(True), torch.tensor([1.0, 2.0, 0.25], requires_grad=True)]
+    _grads_match(nested_grad_branch, inputs, "eager", calls=6)
+
+
+def test_branch_in_training_module_matches_eager_grads():
+    torch.manual_seed(0)
+    eager_module = BranchyLayer()
+    traced_module = BranchyLayer()
+    traced_module.load_state_dict(eager_module.state_dict())
+    traced = pyinterp.trace(traced_module, backend="eager")
+    for k in range(4):
+        x = torch.randn(2, 3, generator=torch.Generator().manual_seed(k))
+        expected, actual = eager_module(x), traced(x)
+        torch.testing.assert_close(actual, expected)
+        expected.backward()
+        actual.backward()
+    for (name, e), (_, a) in zip(eager_module.named_parameters(), traced_module.named_parameters()):
+        torch.testing.assert_close(a.grad, e.grad, msg=name)
+
+
+def test_branch_without_gradients_still_uses_where():
+    with torch.no_grad():
+        explanation = pyinterp.explain(sqrt_or_double, *_with_zero(0))
+    assert "where" in explanation.graphs[0].code
+
+
+def test_nested_branches_with_gradients_are_one_graph():
+    x = torch.tensor([0.0, 0.5, 2.0], requires_grad=True)
+    w = torch.tensor([1.0, 2.0, 0.25], requires_grad=True)
+    explanation = pyinterp.explain(nested_grad_branch, x, w)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graphs[0].code.count("higher_order.cond") == 1  # the inner one is nested

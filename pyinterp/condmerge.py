@@ -1,0 +1,114 @@
+"""Merging a speculated branch with ``torch.cond`` instead of ``torch.where``.
+
+``torch.where(c, a, b)`` computes both arms; so does its backward, and the
+untaken arm's gradient can be NaN where eager's is finite (``sqrt`` at 0:
+``0 * inf``).  When a merged tensor requires grad (and grad mode is on), the
+two arms' recorded ops are moved out of the graph into two subgraphs, and
+the graph calls ``torch.cond(pred, then_graph, else_graph, operands)``: one
+arm runs, forward and backward, as in eager.
+
+:func:`merge` takes the nodes each arm recorded and the values to merge.
+Its rules (``torch.cond``'s own): the arms' ops are functional (speculation
+already refuses in-place ops and outside writes), contain no grad-mode or
+autocast nodes (a nested ``torch.cond`` moves into its arm's subgraph
+with its branches), and every merged value is a
+tensor of the same shape, dtype and device in both arms.  Outputs that are
+an operand unchanged are cloned (a branch may not return its input).  The
+result binds each merged value to the *taken* arm's real tensor, so the
+first, interpreted call has eager's autograd history too.  None when the
+rules do not hold: the caller then breaks the graph.
+"""
+import operator
+
+import torch
+import torch.fx
+
+_STATE_TARGETS = frozenset({
+    torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
+    torch.amp.autocast_mode._exit_autocast,
+})
+
+
+def needs_cond(pairs):
+    """True if merging ``(then, else)`` tensor pairs with ``torch.where``
+    could give gradients eager would not."""
+    return torch.is_grad_enabled() and any(
+        isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a is not b
+        and (a.requires_grad or b.requires_grad) for a, b in pairs)
+
+
+def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
+    """Replace the arms' nodes by one ``torch.cond`` node; returns the merged
+    value of each ``(then, else)`` pair (None if the rules do not hold)."""
+    differing = [(a, b) for a, b in pairs if a is not b]
+    for a, b in differing:
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and a.shape == b.shape and a.dtype == b.dtype and a.device == b.device):
+            return None
+    arms = (then_nodes, else_nodes)
+    for nodes in arms:
+        for n in nodes:
+            if n.target in _STATE_TARGETS or n.op == "get_attr" and n.target not in rec.submodules:
+                return None
+    outs = ([rec.node_for(a) for a, _ in differing], [rec.node_for(b) for _, b in differing])
+    inside = set(then_nodes) | set(else_nodes)
+    operands = []
+    for nodes, arm_outs in zip(arms, outs):
+        for n in nodes:
+            torch.fx.node.map_arg((n.args, n.kwargs), lambda a: _operand(a, inside, operands))
+        for o in arm_outs:
+            _operand(o, inside, operands)
+    if any(u not in inside for n in inside for u in n.users):
+        return None  # (speculation lets nothing else use an arm's values)
+    graph = rec.graph
+    names = []
+    for kind, nodes, arm_outs in zip(("then", "else"), arms, outs):
+        name = "%s_branch_%d" % (kind, len(rec.submodules) // 2)
+        rec.submodules[name] = _subgraph(nodes, arm_outs, operands, rec.submodules)
+        names.append(name)
+    for n in reversed(list(graph.nodes)):
+        if n in inside:
+            graph.erase_node(n)
+    for key, n in list(rec.node_of.items()):
+        if n in inside:  # the arms' own tensors: gone with their nodes
+            del rec.node_of[key]
+            rec.tensor_of.pop(key, None)
+    pred = rec.node_for(pick)
+    node = graph.call_function(torch.ops.higher_order.cond, (
+        pred, graph.get_attr(names[0]), graph.get_attr(names[1]), tuple(operands)))
+    rec.op_count += 1
+    merged = {}
+    for i, (a, b) in enumerate(differing):
+        taken = a if taken_is_then else b
+        item = graph.call_function(operator.getitem, (node, i))
+        item.meta["example_value"] = taken
+        rec._bind(taken, item)
+        merged[id(a), id(b)] = taken
+    return [a if a is b else merged[id(a), id(b)] for a, b in pairs]
+
+
+def _operand(node, inside, operands):
+    if node not in inside and node not in operands:
+        operands.append(node)
+    return node
+
+
+def _subgraph(nodes, outs, operands, submodules):
+    """The arm ``nodes`` as a graph of the ``operands``, returning ``outs``
+    (a nested ``torch.cond``'s branches move along with it)."""
+    root = torch.nn.Module()
+    sub = torch.fx.Graph()
+    env = {op: sub.placeholder("operand_%d" % i) for i, op in enumerate(operands)}
+    for n in nodes:
+        if n.op == "get_attr":
+            setattr(root, n.target, submodules[n.target])
+        env[n] = sub.node_copy(n, lambda a: env[a])
+    results, seen = [], set()
+    for o in outs:
+        value = env[o]
+        if o in operands or o in seen:  # a branch may not return an operand or alias
+            value = sub.call_method("clone", (value,))
+        seen.add(o)
+        results.append(value)
+    sub.output(tuple(results))
+    return torch.fx.GraphModule(root, sub)
