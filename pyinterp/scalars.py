@@ -115,12 +115,16 @@ class ScalarTable:
             return any(self.carried(v) for v in value.values())
         return False
 
-    def add(self, value, recorder, make):
-        self._entries[id(value)] = (value, recorder, make)
+    def add(self, value, recorder, make, device):
+        """Track ``value``; its node, made by ``make()``, lives on ``device``."""
+        self._entries[id(value)] = (value, recorder, make, device)
+
+    def device(self, value):
+        return self._entries[id(value)][3]
 
     def node(self, value, recorder):
         """The node of a tracked float in ``recorder``'s graph."""
-        _, owner, make = self._entries[id(value)]
+        _, owner, make, _ = self._entries[id(value)]
         if owner is not recorder:
             raise Unrepresentable("data-dependent-value",
                                   "a Python float the graph computes crossed a graph break")
@@ -154,7 +158,7 @@ def produce(cap, func, name, args, kwargs):
 
     if name != "tolist":
         rec.op_count += 1
-        cap.scalars.add(result, rec, lambda: as_double(base, ()))
+        cap.scalars.add(result, rec, lambda: as_double(base, ()), tensor.device)
         return result
     flat = []
 
@@ -171,7 +175,7 @@ def produce(cap, func, name, args, kwargs):
     def walk(value):
         nonlocal index
         if type(value) is float:
-            cap.scalars.add(value, rec, element(index))
+            cap.scalars.add(value, rec, element(index), tensor.device)
             index += 1
         elif type(value) is list:
             for v in value:
@@ -209,7 +213,7 @@ def recompute(cap, fn):
     node = rec.graph.placeholder("%s_%d" % (getattr(fn, "__name__", "impure"), len(rec.inputs)))
     node.meta["example_value"] = example
     rec.inputs.append((source, example, node))
-    cap.scalars.add(value, rec, lambda: node)
+    cap.scalars.add(value, rec, lambda: node, example.device)
     return value
 
 
@@ -238,8 +242,10 @@ def tensor_op_args(cap, func, name, args, kwargs):
         node = table.node(scalar, cap.recorder)
     except Unrepresentable as e:
         return _refuse(cap, e.message)
-    if dtype != torch.float64:
-        node = cap.recorder.graph.call_method("to", (node, dtype))
+    device = tensors[0].device
+    if dtype != torch.float64 or table.device(scalar) != device:
+        # (a 0-d tensor on another device than the operand would fail)
+        node = cap.recorder.graph.call_method("to", (node, device, dtype))
     return tuple(node if a is scalar else a for a in args)
 
 
@@ -265,8 +271,13 @@ def binary_op(vm, frame, ins, base):
     if type(value) is float:
         rec = cap.recorder
         operands = (lhs, rhs)
+        devices = [table.device(v) for v in operands if table.tracks(v)]
+        if len(set(devices)) > 1:  # (as_double nodes on two devices)
+            cap.break_graph("data-dependent-value", "arithmetic on Python floats the graph "
+                            "computes on different devices")
+            return result
         table.add(value, rec, lambda: rec.graph.call_function(op, tuple(
-            table.node(v, rec) if table.tracks(v) else v for v in operands)))
+            table.node(v, rec) if table.tracks(v) else v for v in operands)), devices[0])
     return result
 
 
@@ -279,7 +290,8 @@ def unary_negative(vm, frame, ins, base):
     if table and cap.active and table.tracks(operand):
         rec = cap.recorder
         table.add(frame.stack[-1], rec,
-                  lambda: rec.graph.call_function(operator.neg, (table.node(operand, rec),)))
+                  lambda: rec.graph.call_function(operator.neg, (table.node(operand, rec),)),
+                  table.device(operand))
     return result
 
 
