@@ -3,11 +3,12 @@
 :class:`CaptureInterpreter` is the plain :class:`~pyinterp.vm.Interpreter`
 with its data-model entry points (``load_attr``, ``getitem``, ``call``...)
 wrapped: each runs the real operation, then tells the RefGraph what was read
-from or written to outside state.  The few instructions that touch
-namespaces directly (globals, closure cells) and the fast paths that read
-whole containers get capture variants of their handlers
-(:func:`captured_instructions`).  With capture inactive (after a break)
-every wrapper goes straight to the plain behaviour.
+from or written to outside state.  Native calls are classified here (torch
+ops, neutral builtins, consumers of containers, methods of outside
+containers, impure calls, opaque C calls).  Calls handled by identity live
+in :mod:`.capture_calls`; the instructions that touch namespaces directly
+get capture variants (:mod:`.capture_variants`).  With capture inactive
+(after a break) every wrapper goes straight to the plain behaviour.
 """
 import contextvars
 import copyreg
@@ -15,19 +16,18 @@ import functools
 import logging
 import sys
 import types
-import warnings
 
 import torch
 
 from . import attributes, calls, containers, operators, scalars
 from .capture import is_torch_function
+from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
+from .capture_variants import captured_instructions
 from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
-from .frame import decoded_for
 from .lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
 from .refgraph.sources import Attr, Item, Root
-from .resume import PreState
 from .tracing import Traced
 from .vm import Interpreter
 
@@ -76,7 +76,6 @@ _GLOBAL_HOOK_NAMES = ("_global_backward_pre_hooks", "_global_backward_hooks",
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
-_LOGGER_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
 
 
 class CaptureInterpreter(Interpreter):
@@ -350,7 +349,7 @@ class CaptureInterpreter(Interpreter):
     def call(self, fn, args, kwargs=None):
         if not self.capture.active:
             return calls.call(self, fn, args, kwargs)
-        if self.capture.scalars and not _is_deferred(fn) \
+        if self.capture.scalars and not is_deferred(fn) \
                 and not scalars.check_call(self.capture, fn, args, kwargs):
             return calls.call(self, fn, args, kwargs)
         tp = type(fn)
@@ -358,7 +357,7 @@ class CaptureInterpreter(Interpreter):
             return self.call(fn.__func__, (fn.__self__,) + tuple(args), kwargs)
         if tp is FunctionType:
             return self.call_function(fn, args, kwargs)
-        special = _SPECIAL_CALLS.get(id(fn))
+        special = SPECIAL_CALLS.get(id(fn))
         if special is not None and special[0] is fn:
             return special[1](self, fn, tuple(args), kwargs or {})
         lookaside = calls.LOOKASIDES.get(id(fn))
@@ -372,7 +371,7 @@ class CaptureInterpreter(Interpreter):
         if tp is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
             # A cached logger method (transformers' logger.warning_once):
             # replayed like logging; the cache keeps it once per message.
-            return _deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
+            return deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
         if tp is functools.partial:
             merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
             return self.call(fn.func, fn.args + tuple(args), merged)
@@ -395,7 +394,7 @@ class CaptureInterpreter(Interpreter):
             if result is not MISSING:
                 return result
         if cap.active:
-            special = _SPECIAL_CALLS.get(id(func))
+            special = SPECIAL_CALLS.get(id(func))
             if special is not None and special[0] is func:
                 return special[1](self, func, tuple(args), kwargs or {})
             if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
@@ -688,324 +687,3 @@ _IMMUTABLE_OWNERS = (str, bytes, int, float, complex, frozenset, type(__import__
 # (set and reset around a call by libraries such as transformers; the run
 # leaves them as it found them).
 _NEUTRAL_OWNERS = (contextvars.ContextVar, contextvars.Token)
-
-
-# -- calls replayed by the mock ------------------------------------------------
-def _deferred(vm, fn, args, kwargs):
-    """``print``, logging and ``warnings.warn``: run now, replay in the mock.
-
-    The call goes through a trampoline whose code carries the user's file,
-    line and function name, so that log records and warnings point at the
-    user's line both now and on every replay."""
-    from .codegen.trampoline import trampoline
-
-    cap = vm.capture
-    vm._no_writes_while_speculating("%s()" % getattr(fn, "__name__", "a deferred call"))
-    site = cap.site()
-    frame = vm.top
-    if fn is warnings.warn and (kwargs.get("stacklevel", args[2] if len(args) > 2 else 1) != 1):
-        cap.break_graph("unsupported-value", "warnings.warn with stacklevel other than 1")
-        return calls.call(vm, fn, args, kwargs)
-    if isinstance(fn, FunctionType) and args and isinstance(args[0], logging.Logger):
-        fn, args = MethodType(fn, args[0]), args[1:]  # logger.info(...): replay on that logger
-    if not _printable(args, kwargs):
-        cap.break_graph("unsupported-value", "%s() of an object the mock cannot rebuild"
-                        % getattr(fn, "__name__", "call"))
-        return calls.call(vm, fn, args, kwargs)
-    name = frame.code.co_name if frame is not None else "<traced>"
-    globals_ = frame.globals if frame is not None else {}
-    bounce = trampoline(site, name, globals_)
-    # The replay prints the values as they are now: a tensor changed in
-    # place later in the call must not print its final value.
-    snapshot = [_snapshot(cap, a) for a in args]
-    cap.refgraph.defer_call((bounce, fn), snapshot, {k: _snapshot(cap, v) for k, v in kwargs.items()},
-                            site)
-    cap.active = False
-    try:
-        return bounce(fn, args, kwargs)
-    finally:
-        cap.active = True
-
-
-def _snapshot(cap, value):
-    if isinstance(value, Tensor):
-        return value.clone()  # recorded by the mode: a graph output
-    if type(value) in (list, tuple):
-        return type(value)(_snapshot(cap, v) for v in value)
-    return value
-
-
-def _printable(args, kwargs):
-    for v in list(args) + list(kwargs.values()):
-        if isinstance(v, (Tensor, str, int, float, bool, type(None), bytes, torch.Size,
-                          torch.dtype, torch.device)):
-            continue
-        if type(v) in (list, tuple, dict) and _printable(v if type(v) is not dict else
-                                                         list(v.keys()) + list(v.values()), {}):
-            continue
-        return False
-    return True
-
-
-def _hasattr(vm, fn, args, kwargs):
-    obj, name = args
-    try:
-        vm.load_attr(obj, name)
-    except AttributeError:
-        vm.refgraph.read_hasattr(obj, name, False, vm.capture.site()) if vm.capture.active else None
-        return False
-    return True
-
-
-def _getattr(vm, fn, args, kwargs):
-    if len(args) == 3:
-        try:
-            return vm.load_attr(args[0], args[1])
-        except AttributeError:
-            if vm.capture.active:
-                vm.refgraph.read_hasattr(args[0], args[1], False, vm.capture.site())
-            return args[2]
-    return vm.load_attr(args[0], args[1])
-
-
-def _import(vm, fn, args, kwargs):
-    """``__import__``: the module it returns is reached by identity (a
-    root); reads through it are guarded like any other."""
-    module = calls.call(vm, fn, args, kwargs)
-    if vm.capture.active and isinstance(module, types.ModuleType) \
-            and not vm.refgraph.is_outside(module):
-        vm.refgraph.register(module, Root(module, module.__name__))
-    return module
-
-
-def _len(vm, fn, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return calls.call(vm, fn, args, kwargs)
-    return vm.length(args[0])
-
-
-_SPECIAL_CALLS = {}
-
-
-def _is_deferred(fn):
-    special = _SPECIAL_CALLS.get(id(fn))
-    return special is not None and special[0] is fn and special[1] is _deferred
-
-
-def _special(fn, handler):
-    _SPECIAL_CALLS[id(fn)] = (fn, handler)
-
-
-def _compiling(vm, fn, args, kwargs):
-    """``torch.compiler.is_compiling()`` is True while capturing, as under
-    ``torch.compile``: libraries then skip data-dependent checks that only
-    exist to save time in eager mode (transformers' mask skipping)."""
-    return True
-
-
-for _fn in (getattr(torch.compiler, "is_compiling", None),
-            getattr(torch.compiler, "is_dynamo_compiling", None),
-            getattr(torch._utils, "is_compiling", None)):
-    if _fn is not None:
-        _special(_fn, _compiling)
-_special(print, _deferred)
-_special(torch.set_printoptions, _deferred)  # replayed so that replayed prints match
-_special(warnings.warn, _deferred)
-_special(len, _len)
-_special(__import__, _import)
-_special(hasattr, lambda vm, fn, a, k: _hasattr(vm, fn, a, k) if len(a) == 2 and not k
-         and type(a[1]) is str else calls.call(vm, fn, a, k))
-_special(getattr, lambda vm, fn, a, k: _getattr(vm, fn, a, k) if len(a) in (2, 3) and not k
-         and type(a[1]) is str else calls.call(vm, fn, a, k))
-for _name in _LOGGER_METHODS:
-    _special(getattr(logging.Logger, _name), _deferred)
-    if hasattr(logging, _name):
-        _special(getattr(logging, _name), _deferred)
-
-
-# -- capture variants of namespace instructions --------------------------------
-def _globals_source(rg, globals_):
-    source = rg.source_of(globals_)
-    if source is None:
-        source = Root(globals_, "%s.__dict__" % globals_.get("__name__", "module"))
-        rg.register(globals_, source)
-    return source
-
-
-def _load_global(vm, frame, ins, base):
-    result = base(vm, frame, ins)
-    cap = vm.capture
-    if cap.active:
-        rg = vm.refgraph
-        name = ins.argval
-        site = cap.site()
-        _globals_source(rg, frame.globals)
-        if name in frame.globals:
-            rg.read_item(frame.globals, name, frame.globals[name], site)
-        else:
-            rg.read_contains(frame.globals, name, False, site)
-            _globals_source(rg, frame.builtins)
-            rg.read_item(frame.builtins, name, frame.builtins[name], site)
-    return result
-
-
-def _store_global(vm, frame, ins, base):
-    cap = vm.capture
-    if cap.active:
-        _globals_source(vm.refgraph, frame.globals)
-        vm.refgraph.write_item(frame.globals, ins.argval, frame.stack[-1], cap.site())
-    return base(vm, frame, ins)
-
-
-def _delete_global(vm, frame, ins, base):
-    cap = vm.capture
-    if cap.active and ins.argval in frame.globals:
-        _globals_source(vm.refgraph, frame.globals)
-        vm.refgraph.write_item(frame.globals, ins.argval, None, cap.site(), delete=True)
-    return base(vm, frame, ins)
-
-
-def _outside_cell(vm, frame, slot):
-    """The cell in ``slot`` if it belongs to an outside function, registered."""
-    rg = vm.refgraph
-    cell = frame.fast[slot]
-    if rg.is_outside(cell):
-        return cell
-    func = frame.func
-    closure = getattr(func, "__closure__", None)
-    fsource = rg.source_of(func) if func is not None else None
-    if fsource is None or not closure:
-        return None
-    for i, c in enumerate(closure):
-        if c is cell:
-            rg.register(cell, Item(Attr(fsource, "__closure__"), i))
-            return cell
-    return None
-
-
-def _load_deref(vm, frame, ins, base):
-    result = base(vm, frame, ins)
-    if vm.capture.active:
-        cell = _outside_cell(vm, frame, ins.argval)
-        if cell is not None:
-            vm.refgraph.read_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
-    return result
-
-
-def _store_deref(vm, frame, ins, base):
-    if vm.capture.active:
-        cell = _outside_cell(vm, frame, ins.argval)
-        if cell is not None:
-            vm.refgraph.write_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
-    return base(vm, frame, ins)
-
-
-def _delete_deref(vm, frame, ins, base):
-    if vm.capture.active:
-        cell = _outside_cell(vm, frame, ins.argval)
-        if cell is not None:
-            vm.refgraph.write_attr(cell, "cell_contents", None, vm.capture.site(), delete=True)
-    return base(vm, frame, ins)
-
-
-def _jump_if(vm, frame, ins, base):
-    """A data-dependent ``if`` (a tensor condition): try the GraphMend
-    rewrite (both arms, merged with ``torch.where``) before the truth test
-    breaks the graph."""
-    cond = frame.stack[-1]
-    if vm.capture.active and isinstance(cond, Tensor):
-        from .speculate import try_merge
-
-        frame.stack.pop()
-        join = try_merge(vm, frame, ins, cond)
-        if join is not None:
-            return join
-        frame.stack.append(cond)
-    return base(vm, frame, ins)
-
-
-def _reads_top(depth):
-    """A variant that guards the container ``depth`` from the top first."""
-    def run(vm, frame, ins, base):
-        vm._read_all(frame.stack[-depth])
-        return base(vm, frame, ins)
-    return run
-
-
-def _call_function_ex(vm, frame, ins, base):
-    stack = frame.stack
-    if ins.arg & 1:
-        vm._read_all(stack[-1])
-        vm._read_all(stack[-2])
-    else:
-        vm._read_all(stack[-1])
-    return base(vm, frame, ins)
-
-
-_VARIANTS = {
-    "LOAD_GLOBAL": _load_global,
-    "STORE_GLOBAL": _store_global,
-    "DELETE_GLOBAL": _delete_global,
-    "LOAD_DEREF": _load_deref,
-    "STORE_DEREF": _store_deref,
-    "DELETE_DEREF": _delete_deref,
-    "LIST_EXTEND": _reads_top(1),
-    "SET_UPDATE": _reads_top(1),
-    "DICT_UPDATE": _reads_top(1),
-    "DICT_MERGE": _reads_top(1),
-    "UNPACK_SEQUENCE": _reads_top(1),
-    "UNPACK_EX": _reads_top(1),
-    "CALL_FUNCTION_EX": _call_function_ex,
-    "POP_JUMP_IF_TRUE": _jump_if,
-    "POP_JUMP_IF_FALSE": _jump_if,
-    "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
-    "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
-    "JUMP_IF_TRUE_OR_POP": _jump_if,
-    "JUMP_IF_FALSE_OR_POP": _jump_if,
-    "BINARY_OP": scalars.binary_op,
-    "UNARY_NEGATIVE": scalars.unary_negative,
-}
-_captured_cache = {}
-
-
-def captured_instructions(code):
-    """``code``'s instructions with the capture variants of their handlers."""
-    decoded = decoded_for(code)
-    entry = _captured_cache.get(id(code))
-    if entry is not None and entry[0] is decoded:
-        return entry[1]
-    out = []
-    for ins in decoded.instructions:
-        variant = _VARIANTS.get(ins.opname)
-        if variant is None and ins.inline:
-            out.append(ins)
-            continue
-        copy = ins.copy()
-        copy.inline = 0
-        # Every non-trivial instruction records where it is, so that a
-        # guard or break names the user's line.
-        copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
-        out.append(copy)
-    out = tuple(out)
-    _captured_cache[id(code)] = (decoded, out)
-    return out
-
-
-def _run_variant(variant, base, vm, frame, ins):
-    frame.lasti = ins.index
-    cap = vm.capture
-    if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
-            and cap.active:
-        cap.top_frame = frame
-        if cap.active and cap.splitter is not None and not cap.speculating:
-            cap.pre = PreState(cap, frame, ins)
-    if cap.scalars and cap.active:
-        scalars.check_instruction(cap, frame, ins)
-    return variant(vm, frame, ins, base)
-
-
-def _plain(vm, frame, ins, base):
-    return base(vm, frame, ins)
-
-
-del _name, _fn

@@ -1,0 +1,207 @@
+"""Capture variants of instruction handlers, and the instruction list that
+uses them.
+
+Most of the annotation rules live in the data-model entry points that
+:class:`~pyinterp.capture_vm.CaptureInterpreter` wraps.  The instructions
+here touch state directly: globals and closure cells (read or written by
+path), the fast paths that read whole containers, conditional jumps on
+tensors (GraphMend's rewrite, :mod:`.speculate`), and ``BINARY_OP``/
+``UNARY_NEGATIVE`` on floats the graph computes (:mod:`.scalars`).  Every
+non-inline instruction also records where it is (for guard and break
+sites), its pre-state in the traced function's own frame (for a split at a
+break, :mod:`.resume`), and is vetted for floats the graph computes.
+"""
+import functools
+
+import torch
+
+from . import scalars
+from .frame import decoded_for
+from .refgraph.sources import Attr, Item, Root
+from .resume import PreState
+
+Tensor = torch.Tensor
+
+
+def _globals_source(rg, globals_):
+    source = rg.source_of(globals_)
+    if source is None:
+        source = Root(globals_, "%s.__dict__" % globals_.get("__name__", "module"))
+        rg.register(globals_, source)
+    return source
+
+
+def _load_global(vm, frame, ins, base):
+    result = base(vm, frame, ins)
+    cap = vm.capture
+    if cap.active:
+        rg = vm.refgraph
+        name = ins.argval
+        site = cap.site()
+        _globals_source(rg, frame.globals)
+        if name in frame.globals:
+            rg.read_item(frame.globals, name, frame.globals[name], site)
+        else:
+            rg.read_contains(frame.globals, name, False, site)
+            _globals_source(rg, frame.builtins)
+            rg.read_item(frame.builtins, name, frame.builtins[name], site)
+    return result
+
+
+def _store_global(vm, frame, ins, base):
+    cap = vm.capture
+    if cap.active:
+        _globals_source(vm.refgraph, frame.globals)
+        vm.refgraph.write_item(frame.globals, ins.argval, frame.stack[-1], cap.site())
+    return base(vm, frame, ins)
+
+
+def _delete_global(vm, frame, ins, base):
+    cap = vm.capture
+    if cap.active and ins.argval in frame.globals:
+        _globals_source(vm.refgraph, frame.globals)
+        vm.refgraph.write_item(frame.globals, ins.argval, None, cap.site(), delete=True)
+    return base(vm, frame, ins)
+
+
+def _outside_cell(vm, frame, slot):
+    """The cell in ``slot`` if it belongs to an outside function, registered."""
+    rg = vm.refgraph
+    cell = frame.fast[slot]
+    if rg.is_outside(cell):
+        return cell
+    func = frame.func
+    closure = getattr(func, "__closure__", None)
+    fsource = rg.source_of(func) if func is not None else None
+    if fsource is None or not closure:
+        return None
+    for i, c in enumerate(closure):
+        if c is cell:
+            rg.register(cell, Item(Attr(fsource, "__closure__"), i))
+            return cell
+    return None
+
+
+def _load_deref(vm, frame, ins, base):
+    result = base(vm, frame, ins)
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.read_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
+    return result
+
+
+def _store_deref(vm, frame, ins, base):
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.write_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
+    return base(vm, frame, ins)
+
+
+def _delete_deref(vm, frame, ins, base):
+    if vm.capture.active:
+        cell = _outside_cell(vm, frame, ins.argval)
+        if cell is not None:
+            vm.refgraph.write_attr(cell, "cell_contents", None, vm.capture.site(), delete=True)
+    return base(vm, frame, ins)
+
+
+def _jump_if(vm, frame, ins, base):
+    """A data-dependent ``if`` (a tensor condition): try the GraphMend
+    rewrite (both arms, merged with ``torch.where``) before the truth test
+    breaks the graph."""
+    cond = frame.stack[-1]
+    if vm.capture.active and isinstance(cond, Tensor):
+        from .speculate import try_merge
+
+        frame.stack.pop()
+        join = try_merge(vm, frame, ins, cond)
+        if join is not None:
+            return join
+        frame.stack.append(cond)
+    return base(vm, frame, ins)
+
+
+def _reads_top(depth):
+    """A variant that guards the container ``depth`` from the top first."""
+    def run(vm, frame, ins, base):
+        vm._read_all(frame.stack[-depth])
+        return base(vm, frame, ins)
+    return run
+
+
+def _call_function_ex(vm, frame, ins, base):
+    stack = frame.stack
+    if ins.arg & 1:
+        vm._read_all(stack[-1])
+        vm._read_all(stack[-2])
+    else:
+        vm._read_all(stack[-1])
+    return base(vm, frame, ins)
+
+
+_VARIANTS = {
+    "LOAD_GLOBAL": _load_global,
+    "STORE_GLOBAL": _store_global,
+    "DELETE_GLOBAL": _delete_global,
+    "LOAD_DEREF": _load_deref,
+    "STORE_DEREF": _store_deref,
+    "DELETE_DEREF": _delete_deref,
+    "LIST_EXTEND": _reads_top(1),
+    "SET_UPDATE": _reads_top(1),
+    "DICT_UPDATE": _reads_top(1),
+    "DICT_MERGE": _reads_top(1),
+    "UNPACK_SEQUENCE": _reads_top(1),
+    "UNPACK_EX": _reads_top(1),
+    "CALL_FUNCTION_EX": _call_function_ex,
+    "POP_JUMP_IF_TRUE": _jump_if,
+    "POP_JUMP_IF_FALSE": _jump_if,
+    "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
+    "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
+    "JUMP_IF_TRUE_OR_POP": _jump_if,
+    "JUMP_IF_FALSE_OR_POP": _jump_if,
+    "BINARY_OP": scalars.binary_op,
+    "UNARY_NEGATIVE": scalars.unary_negative,
+}
+_captured_cache = {}
+
+
+def captured_instructions(code):
+    """``code``'s instructions with the capture variants of their handlers."""
+    decoded = decoded_for(code)
+    entry = _captured_cache.get(id(code))
+    if entry is not None and entry[0] is decoded:
+        return entry[1]
+    out = []
+    for ins in decoded.instructions:
+        variant = _VARIANTS.get(ins.opname)
+        if variant is None and ins.inline:
+            out.append(ins)
+            continue
+        copy = ins.copy()
+        copy.inline = 0
+        # Every non-trivial instruction records where it is, so that a
+        # guard or break names the user's line.
+        copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
+        out.append(copy)
+    out = tuple(out)
+    _captured_cache[id(code)] = (decoded, out)
+    return out
+
+
+def _run_variant(variant, base, vm, frame, ins):
+    frame.lasti = ins.index
+    cap = vm.capture
+    if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
+            and cap.active:
+        cap.top_frame = frame
+        if cap.active and cap.splitter is not None and not cap.speculating:
+            cap.pre = PreState(cap, frame, ins)
+    if cap.scalars and cap.active:
+        scalars.check_instruction(cap, frame, ins)
+    return variant(vm, frame, ins, base)
+
+
+def _plain(vm, frame, ins, base):
+    return base(vm, frame, ins)
