@@ -18,7 +18,7 @@ import torch
 from . import scalars
 from .frame import decoded_for
 from .refgraph.sources import Attr, Item, Root
-from .resume import PreState
+from .resume import SPLIT_POINTS, PreState
 
 Tensor = torch.Tensor
 
@@ -196,7 +196,8 @@ def _run_variant(variant, base, vm, frame, ins):
     if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
             and cap.active:
         cap.top_frame = frame
-        if cap.active and cap.splitter is not None and not cap.speculating:
+        if cap.active and cap.splitter is not None and not cap.speculating \
+                and ins.opname in SPLIT_POINTS:
             cap.pre = PreState(cap, frame, ins)
     if cap.scalars and cap.active:
         scalars.check_instruction(cap, frame, ins)

@@ -32,7 +32,9 @@ from .opcodes.signals import NULL
 from .refgraph.expr import Local
 
 _PSEUDO = ("Label", "TryBegin", "TryEnd", "SetLineno")
-_CALLS = frozenset({"CALL"})
+SPLIT_POINTS = frozenset({"CALL"})
+"""The instructions a break can split at (the capture snapshots its
+pre-state only before these)."""
 _resume_cache = {}
 _callee_wrappers = {}
 
@@ -69,7 +71,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
     ins = pre.ins
     frame = pre.frame
     code = frame.code
-    if ins.opname not in _CALLS:
+    if ins.opname not in SPLIT_POINTS:
         raise Unsupported("breaks only at calls")
     if ins.exc_target is not None or code.co_cellvars or code.co_freevars:
         raise Unsupported("inside a try/with block, or code with cells")
