@@ -25,6 +25,7 @@ from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
 from .capture_variants import captured_instructions
 from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from .lookup import MISSING, is_data_descriptor, lookup, python_getter
+from .refgraph import guards as G
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
 from .refgraph.sources import Attr, Item, Root
@@ -169,15 +170,15 @@ class CaptureInterpreter(Interpreter):
             rg.read(Attr(Attr(source, "forward"), "__func__"), forward, site)
             if not rg.is_outside(d):
                 rg.register(d, Attr(source, "__dict__"))
-            if "_compiled_call_impl" in d:  # set by module.compile()
+            for h in _MODULE_HOOKS:  # (a write to one is then replayed)
+                if not rg.is_outside(d[h]):
+                    rg.register(d[h], Item(Attr(source, "__dict__"), h))
+            if "_compiled_call_impl" in d:  # set to None by module.compile()
                 rg.read_item(d, "_compiled_call_impl", None, site)
-            else:
-                rg.read_contains(d, "_compiled_call_impl", False, site)
-            for h in _MODULE_HOOKS:
-                hooks = d[h]
-                if not rg.is_outside(hooks):
-                    rg.register(hooks, Item(Attr(source, "__dict__"), h))
-                rg.read_len(hooks, site)
+                for h in _MODULE_HOOKS:
+                    rg.read_len(d[h], site)
+            elif rg.is_clean(d):
+                rg.add_guard(G.NoModuleHooks(rg.source_of(d), site=site))
         hooks_source = rg.source_of(_GLOBAL_HOOKS)
         if hooks_source is None:
             hooks_source = Root(_GLOBAL_HOOKS, "torch.nn.modules.module.__dict__")

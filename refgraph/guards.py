@@ -123,6 +123,23 @@ class LenIs(Guard):
         return [Compare("==", Call(_len, (resolve(self.source),)), const(self.n))]
 
 
+def no_module_hooks(d):
+    """True if the module whose ``__dict__`` is ``d`` has no hooks of its own
+    and no ``module.compile()`` override (checked by :class:`NoModuleHooks`)."""
+    return not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_pre_hooks"]
+                or d["_backward_hooks"]) and "_compiled_call_impl" not in d
+
+
+@attrs.define
+class NoModuleHooks(Guard):
+    """``no_module_hooks(module.__dict__)``: a module call that went straight
+    to ``forward`` is still hook-free (one check instead of five: a model's
+    guard has one per submodule call)."""
+
+    def checks(self, resolve):
+        return [Call(Obj(no_module_hooks, "no_module_hooks"), (resolve(self.source),))]
+
+
 @attrs.define
 class KeysAre(Guard):
     """``tuple(value) == keys``: the keys (in order) of an iterated dict."""
