@@ -89,3 +89,19 @@ def test_module_hooks_added_between_calls_are_honoured():
     finally:
         glob.remove()
     torch.testing.assert_close(traced(x), model(x))
+
+
+def test_backward_hook_added_between_calls_is_honoured():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    traced = pyinterp.trace(model, backend="eager")
+    x = torch.randn(3, 4)
+    traced(x).sum().backward()
+    seen = []
+    handle = model[2].register_full_backward_pre_hook(lambda mod, grad: seen.append(1))
+    try:
+        model.zero_grad()
+        traced(x).sum().backward()
+        assert seen == [1], "the hook registered after the capture must run (a guard miss)"
+    finally:
+        handle.remove()
