@@ -373,25 +373,6 @@ def _globals_text(namespace):
                       if k not in ("__builtins__", "__warningregistry__")})
 
 
-_baseline_frozen = False
-
-
-def _collect_garbage():
-    """Run a full cyclic collection, cheaply.
-
-    The first call freezes every object alive at that moment (the test
-    framework, imported modules; ``gc.freeze``), so that the collections
-    made before each run scan only what was created since, instead of the
-    tens of thousands of objects of a process that imported pytest and
-    Hypothesis (a full scan there took most of a fuzz example's time).
-    """
-    global _baseline_frozen
-    gc.collect()
-    if not _baseline_frozen:
-        gc.freeze()
-        _baseline_frozen = True
-
-
 def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
         under_exception=False, consume_generators=True, copy_args=True,
         timeout=None):
@@ -437,7 +418,7 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
     # Garbage left by an earlier run is collected first, before this run's
     # hooks are in place, so that its finalizers are not reported as this
     # run's.
-    _collect_garbage()
+    gc.collect()
     gc_was_enabled = gc.isenabled()
     gc.disable()
     old_hook, sys.unraisablehook = sys.unraisablehook, hook
@@ -580,12 +561,15 @@ def _isolated(thunk, timeout):
         return thunk()
     sys.stdout.flush()
     sys.stderr.flush()
-    # Collected and frozen here, not in each child, so that a child's own
-    # collections scan only what it creates.
-    _collect_garbage()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
+        # Everything inherited from the parent (the test framework, its
+        # garbage) is frozen out of the child's collections (gc.freeze), so
+        # that the full collection before each run scans only what the
+        # child creates; a scan of the whole parent heap was most of a fuzz
+        # example's time.  The parent is left as it was.
+        gc.freeze()
         status = 0
         try:
             os.close(read_end)
