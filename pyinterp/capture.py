@@ -87,6 +87,8 @@ class Capture:
         # its state before its current instruction, and the split entry.
         self.top_code = None
         self.top_frame = None
+        self.top_steps = 0  # instructions the top frame ran (see hybrid.py)
+        self.top_callees = 0  # its calls that a native entry would trace
         self.pre = None
         self.splitter = None
         self.split = None

@@ -196,6 +196,7 @@ def _run_variant(variant, base, vm, frame, ins):
     if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
             and cap.active:
         cap.top_frame = frame
+        cap.top_steps += 1
         if cap.active and cap.splitter is not None and not cap.speculating \
                 and ins.opname in SPLIT_POINTS:
             cap.pre = PreState(cap, frame, ins)

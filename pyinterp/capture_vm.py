@@ -19,7 +19,7 @@ import types
 
 import torch
 
-from . import attributes, calls, containers, operators, scalars
+from . import attributes, calls, containers, hybrid, operators, scalars
 from .capture import is_torch_function
 from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
 from .capture_variants import captured_instructions
@@ -348,7 +348,10 @@ class CaptureInterpreter(Interpreter):
 
     # -- calls ----------------------------------------------------------------
     def call(self, fn, args, kwargs=None):
-        if not self.capture.active:
+        cap = self.capture
+        if self.top is cap.top_frame is not None and hybrid.wraps(fn):
+            cap.top_callees += 1  # would be traced by a native entry (hybrid.py)
+        if not cap.active:
             return calls.call(self, fn, args, kwargs)
         if self.capture.scalars and not is_deferred(fn) \
                 and not scalars.check_call(self.capture, fn, args, kwargs):
@@ -388,6 +391,8 @@ class CaptureInterpreter(Interpreter):
 
     def call_function(self, func, args, kwargs=None):
         cap = self.capture
+        if self.top is cap.top_frame is not None and hybrid.wraps(func):
+            cap.top_callees += 1
         if cap.active and (func is _WRAPPED_CALL or func is _CALL_IMPL) and args:
             # Module.__call__ reached directly (a subclass's own __call__
             # calling super().__call__): the hook-free fast path.

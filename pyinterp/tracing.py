@@ -19,12 +19,15 @@ from .errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 class Entry:
     """One cache entry: a guard and what to run when it passes."""
 
-    __slots__ = ("guard", "mock", "native", "trace", "failures")
+    __slots__ = ("guard", "mock", "native", "run", "trace", "failures")
 
-    def __init__(self, guard, mock, trace):
+    def __init__(self, guard, mock, trace, run=None):
         self.guard = guard
         self.mock = mock
         self.native = mock is None
+        # For a native entry: run(args, kwargs) with the callees traced
+        # (hybrid.py), or None to call the function plainly.
+        self.run = run
         self.trace = trace
         self.failures = {}
 
@@ -110,6 +113,8 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     cap.finish()
     out = TraceResult()
     out.result = result
+    out.top_steps = cap.top_steps
+    out.top_callees = cap.top_callees
     out.param_names = parameter_names(target)
     rec = cap.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
@@ -235,6 +240,7 @@ class Traced:
         self._cache_limit = cache_limit
         self._options = {"backend": backend, "mode": mode, "cache_limit": cache_limit}
         self._entries = []
+        self._callees = {}  # traced wrappers of callees of native entries (hybrid.py)
         self._warned_limit = False
         if mode == "reduce-overhead":
             _warn_reduce_overhead_on_cpu()
@@ -253,6 +259,8 @@ class Traced:
                     del self._entries[index]
                     self._entries.insert(0, entry)
                 if entry.native:
+                    if entry.run is not None:
+                        return entry.run(args, kwargs)
                     return self.__wrapped__(*args, **kwargs)
                 return entry.mock(args, kwargs)
             entry.failures[ok] = entry.failures.get(ok, 0) + 1
@@ -265,7 +273,13 @@ class Traced:
         fn = self.__wrapped__
         trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
                         self._fullgraph, traced_options=self._options)
-        entry = Entry(trace.guard, trace.mock, trace)
+        run = None
+        if trace.mock is None and trace.top_callees:
+            from . import hybrid
+
+            if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
+                run = hybrid.runner(fn, self._options, self._callees)
+        entry = Entry(trace.guard, trace.mock, trace, run)
         self._entries.insert(0, entry)
         return trace.result
 

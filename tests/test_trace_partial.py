@@ -5,7 +5,8 @@ and compares results, printed output and side effects; nothing may run
 twice.  Breaks at a call in the traced function's own frame, and breaks
 inside a callee (split at the caller's call site, the callee then traced on
 its own), produce graphs on hits; breaks inside a loop, a ``try`` or a
-``with`` fall back to running that call natively, and stay correct.
+``with`` fall back to running that call without a graph, and stay correct,
+with the functions and modules it calls still traced (``hybrid.py``).
 """
 import pytest
 
@@ -140,3 +141,103 @@ def test_log_breaks_switch_logs_each_break_with_its_line(caplog):
     caplog.clear()
     pyinterp.trace(break_in_try, backend="eager")(_x(0))
     assert not [r for r in caplog.records if r.name == "pyinterp.breaks"]
+
+
+# -- native entries with their callees still traced (pyinterp/hybrid.py) -------
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x).tanh() * 2
+
+
+def scaled(t):
+    return t * 3 - 1
+
+
+class LoopNet(torch.nn.Module):
+    """Breaks inside its loop (an int from tensor data): the loop runs
+    without a graph, its blocks each through their own traced wrapper."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(Block() for _ in range(3))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x) + int(x.abs().argmax())
+        LOG.append("done")
+        return scaled(x)
+
+
+class TryNet(LoopNet):
+    def forward(self, x):
+        try:
+            k = int(x.abs().argmax())
+        except ValueError:
+            k = 0
+        return scaled(self.blocks[0](x) + k)
+
+
+class WithNet(LoopNet):
+    def forward(self, x):
+        with torch.no_grad():
+            k = int(x.abs().argmax())
+        return self.blocks[k % 3](x) + super().forward(x)  # super() in the interpreted frame
+
+
+@pytest.mark.parametrize("cls", [LoopNet, TryNet, WithNet], ids=lambda c: c.__name__)
+def test_native_entry_still_traces_its_callees(cls):
+    torch.manual_seed(0)
+    net = cls()
+    backend = Counting()
+    traced = pyinterp.trace(net, backend=backend)
+    for seed in range(5):
+        x = _x(seed).reshape(1, 4)
+        del LOG[:]
+        expected = net(x)
+        eager_log = list(LOG)
+        del LOG[:]
+        torch.testing.assert_close(traced(x), expected)
+        assert LOG == eager_log
+    assert backend.compiled >= 2, "the blocks and scaled() got graphs of their own"
+    assert backend.runs >= 4, "and later calls ran them"
+
+
+def test_native_entry_callee_exception_propagates():
+    class Boom(torch.nn.Module):
+        def forward(self, x):
+            raise ValueError("boom %d" % x.numel())
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.boom = Boom()
+
+        def forward(self, x):
+            for _ in range(2):
+                if int(x.abs().argmax()) > 10:
+                    return x
+            return self.boom(x)
+
+    traced = pyinterp.trace(Net(), backend="eager")
+    for _ in range(3):
+        with pytest.raises(ValueError, match="boom 4"):
+            traced(_x(0))
+
+
+def test_native_entry_with_hooks_runs_plainly():
+    torch.manual_seed(0)
+    net = LoopNet()
+    traced = pyinterp.trace(net, backend="eager")
+    x = _x(0).reshape(1, 4)
+    torch.testing.assert_close(traced(x), net(x))
+    seen = []
+    handle = net.register_forward_hook(lambda mod, inp, out: seen.append(1))
+    try:
+        torch.testing.assert_close(traced(x), net(x))
+        assert seen == [1, 1]
+    finally:
+        handle.remove()

@@ -1,0 +1,156 @@
+"""Running a function "natively, with its callees still traced".
+
+A capture that breaks where no resume point can be built (inside a loop, a
+``try`` or ``with`` block, at an instruction other than a call) leaves an
+entry that runs the function without a graph for those guards.  Run plainly
+by CPython, everything it calls would run eagerly too.  Instead, when the
+function's own frame is short (the capture counts the instructions it
+executed), the entry runs it here: its own frame in the plain interpreter
+(exactly CPython's semantics, no capture), and each Python callee through
+its own traced wrapper, which guards, captures and caches it like any
+traced function.  So a ``forward`` that breaks in its loop still runs its
+layers as compiled graphs.
+
+Callees that get a wrapper: ``nn.Module`` instances, and functions (and
+methods) without closure cells (a closure made per call would miss every
+time) that are not generators or coroutines and come from neither torch nor
+the standard library.  Other callables run natively; builtins that need the
+interpreted frame (``super``, ``locals``...) keep their lookasides.
+"""
+import os
+import sysconfig
+import types
+
+import torch
+
+from . import api, calls
+from .vm import Interpreter
+
+# Above this many (non-inline) instructions in the function's own frame
+# during the capture, interpreting the frame would cost more than compiled
+# callees save: the entry runs plainly natively.
+MAX_FRAME_STEPS = 2000
+
+# Functions from these directories run natively: torch's own Python (its
+# ops are what a graph would record anyway) and the standard library.
+_NOT_WRAPPED_DIRS = (os.path.dirname(torch.__file__) + os.sep,
+                     sysconfig.get_paths()["stdlib"] + os.sep)
+_CO_NOT_TRACED = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator flags
+
+
+def runner(fn, traced_options, wrappers):
+    """A callable ``run(args, kwargs)`` for the entry of ``fn``, or None
+    when ``fn`` has no frame to interpret (then it runs natively).
+    ``wrappers`` (``id(callee) -> (callee, Traced)``) keeps the callees'
+    traced wrappers, made with ``traced_options``, across calls."""
+    if isinstance(fn, torch.nn.Module):
+        if _has_hooks(fn):
+            return None
+        forward = type(fn).forward
+        if type(forward) is not types.FunctionType or "forward" in fn.__dict__:
+            return None
+        target, bound = forward, (fn,)
+    elif isinstance(fn, types.MethodType) and type(fn.__func__) is types.FunctionType:
+        target, bound = fn.__func__, (fn.__self__,)
+    elif type(fn) is types.FunctionType:
+        target, bound = fn, ()
+    else:
+        return None
+    if target.__code__.co_flags & _CO_NOT_TRACED:
+        return None
+
+    def run(args, kwargs):
+        if _has_hooks(fn):  # (a hook registered since: the full call)
+            return fn(*args, **kwargs)
+        vm = TracedCalleesInterpreter(traced_options, wrappers)
+        return api.run(target, bound + tuple(args), kwargs, vm=vm)
+
+    return run
+
+
+class TracedCalleesInterpreter(Interpreter):
+    """The plain interpreter for one frame; its Python callees run through
+    their traced wrappers, every other callee natively."""
+
+    def __init__(self, traced_options, wrappers):
+        super().__init__()
+        self.traced_options = traced_options
+        self.wrappers = wrappers
+        self.entered = False
+
+    def call(self, fn, args, kwargs=None):
+        if not self.entered:  # the function's own frame: interpreted
+            self.entered = True
+            return calls.call(self, fn, args, kwargs)
+        lookaside = calls.LOOKASIDES.get(id(fn))
+        if lookaside is not None and lookaside[0] is fn:
+            return lookaside[1](self, args, kwargs)
+        wrapper = self._wrapper(fn)
+        if wrapper is not None:
+            fn = wrapper
+        return fn(*args, **kwargs) if kwargs else fn(*args)
+
+    def call_function(self, func, args, kwargs=None):
+        """``CALL`` of a plain Python function (the interpreter's fast path)."""
+        if not self.entered:
+            self.entered = True
+            return calls.call_function(self, func, args, kwargs)
+        return self.call(func, args, kwargs)
+
+    def _wrapper(self, fn):
+        from .tracing import Traced
+
+        found = _wrapped_key(fn)
+        if found is None:
+            return None
+        key, owner = found
+        cached = self.wrappers.get(key)
+        if cached is not None and _same(cached[0], owner):
+            return cached[1]
+        wrapper = Traced(fn, **self.traced_options)
+        self.wrappers[key] = (owner, wrapper)
+        return wrapper
+
+
+def wraps(fn):
+    """True if a native entry would call ``fn`` through a traced wrapper
+    (the capture counts such calls to decide whether to run one)."""
+    return _wrapped_key(fn) is not None
+
+
+def _wrapped_key(fn):
+    """``(key, owner)`` for the wrapper table, or None if ``fn`` runs natively."""
+    tp = type(fn)
+    if tp is types.MethodType:
+        func = fn.__func__
+        if type(func) is not types.FunctionType or not _traceable(func):
+            return None
+        return (id(func), id(fn.__self__)), (func, fn.__self__)
+    if tp is types.FunctionType:
+        return (id(fn), fn) if _traceable(fn) else None
+    if isinstance(fn, torch.nn.Module):
+        return id(fn), fn
+    return None
+
+
+def _traceable(func):
+    return func.__closure__ is None and not func.__code__.co_flags & _CO_NOT_TRACED \
+        and not func.__code__.co_filename.startswith(_NOT_WRAPPED_DIRS)
+
+
+def _same(a, b):
+    if type(a) is tuple:
+        return type(b) is tuple and a[0] is b[0] and a[1] is b[1]
+    return a is b
+
+
+def _has_hooks(module):
+    if not isinstance(module, torch.nn.Module):
+        return False
+    d = module.__dict__
+    hooks = torch.nn.modules.module
+    return bool(d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+                or d.get("_backward_pre_hooks") or d.get("_backward_hooks")
+                or d.get("_compiled_call_impl") is not None
+                or hooks._global_forward_pre_hooks or hooks._global_forward_hooks
+                or hooks._global_backward_pre_hooks or hooks._global_backward_hooks)
