@@ -22,9 +22,11 @@ breaks.
 What a tracked float may do without a break (everything else is a
 ``data-dependent-value`` break, checked *before* the instruction runs):
 
-* move: locals, the stack, tuples and lists built by the run, arguments of
-  interpreted Python functions and module calls, attribute and item stores,
-  ``list.append``;
+* move: locals, the stack, tuples, lists and dicts built by the run,
+  arguments of interpreted Python functions and module calls, ``list.append``,
+  attribute and item stores on outside objects (replayed by the mock);
+  a store where a later native use could not find it (an attribute of one
+  of the run's own objects) breaks;
 * Python arithmetic with another tracked float or a plain ``int``/``float``:
   ``+``, ``-``, ``*`` and unary ``-``, and ``/`` by a non-zero plain number
   (Python raises ``ZeroDivisionError`` where a graph would give ``inf``, so
@@ -302,10 +304,14 @@ def check_instruction(cap, frame, ins):
     if name in _MOVES:
         return
     if name == "RETURN_VALUE":
-        if frame is not cap.top_frame:
-            return  # back into the interpreted caller
-        return  # the result: the mock reads it from a graph output
+        # Back into the interpreted caller, or the result (the mock reads
+        # it from a graph output).
+        return
     table = cap.scalars
+    if name in _STORES and _stored_where_unseen(cap, name, frame.stack):
+        cap.break_graph("data-dependent-value", "%s of a Python float the graph computes into "
+                        "an object whose later native use could not be checked" % name)
+        return
     depth = _CONSUMES_TOP.get(name)
     stack = frame.stack
     if depth is not None:
@@ -317,6 +323,21 @@ def check_instruction(cap, frame, ins):
     if consumed:
         cap.break_graph("data-dependent-value",
                         "%s on a Python float the graph computes" % name)
+
+
+_STORES = frozenset({"STORE_ATTR", "STORE_SUBSCR"})
+
+
+def _stored_where_unseen(cap, name, stack):
+    """A tracked float stored into an object where :meth:`ScalarTable.carried`
+    would not find it again: an attribute of one of the run's own objects,
+    or an item of a container other than a list or dict (a later native
+    call could read it unchecked).  Outside objects are fine: the store is
+    replayed by the mock, and native calls on them break anyway."""
+    value, owner = (stack[-2], stack[-1]) if name == "STORE_ATTR" else (stack[-3], stack[-2])
+    if not cap.scalars.carried(value) or cap.refgraph.is_outside(owner):
+        return False
+    return name == "STORE_ATTR" or type(owner) not in (list, dict)
 
 
 def check_call(cap, fn, args, kwargs):

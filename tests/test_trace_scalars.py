@@ -128,7 +128,6 @@ def scalar_stored_on_object(x, y):
     (item_through_helper, [(3,), (4,)]),
     (item_int_tensor_times_float, [(3,), (4,)]),
     (item_into_list, [(3,), (4,)]),
-    (scalar_stored_on_object, [(3,), (4,)]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_scalar_stays_in_graph(fn, shapes):
     _check_in_graph(fn, *shapes)
@@ -176,7 +175,7 @@ def scalar_to_native_builtin(x, y):
 
 
 @pytest.mark.parametrize("fn", [scalar_in_if, scalar_formatted, scalar_to_factory, scalar_divides,
-                                int_item, scalar_to_native_builtin],
+                                int_item, scalar_to_native_builtin, scalar_stored_on_object],
                          ids=lambda f: f.__name__)
 def test_scalar_uses_that_break_stay_correct(fn):
     _check_breaks(fn, (3,), (4,))
@@ -296,3 +295,23 @@ def test_impure_values_that_cannot_be_recomputed_break(fn):
         actual, state_traced = traced(x), random.getstate()
         torch.testing.assert_close(actual, expected)
         assert state_traced == state_eager
+
+
+def scalar_on_local_object_then_native(x, y):
+    class Box:
+        pass
+    box = Box()
+    box.value = y.sum().item()
+    return x, str(vars(box))  # vars() of the box formats the float natively
+
+
+def scalar_in_local_dict_then_native(x, y):
+    d = {}
+    d["v"] = y.sum().item()
+    return x, str(d)
+
+
+@pytest.mark.parametrize("fn", [scalar_on_local_object_then_native,
+                                scalar_in_local_dict_then_native], ids=lambda f: f.__name__)
+def test_scalar_hidden_in_an_object_is_never_frozen(fn):
+    _check_breaks(fn, (3,), (4,))
