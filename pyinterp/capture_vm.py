@@ -602,14 +602,12 @@ _PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
 
 
 def _is_object_getattribute(fn):
-    """True for ``object.__getattribute__`` bound to an instance."""
-    try:
-        return fn.__func__ is object.__getattribute__  # a bound builtin method
-    except AttributeError:
-        pass
-    return getattr(fn, "__objclass__", None) is object or type(fn) is types.MethodWrapperType \
-        and fn.__name__ == "__getattribute__" and type(fn.__self__).__getattribute__ is not \
-        object.__getattribute__
+    """True for ``object.__getattribute__`` bound to an instance (what
+    ``super().__getattribute__`` gives inside an override): method-wrappers
+    are equal when they wrap the same slot of the same object."""
+    if type(fn) is not types.MethodWrapperType or fn.__name__ != "__getattribute__":
+        return False
+    return fn == object.__getattribute__.__get__(fn.__self__)
 
 
 def _plain_reduce(obj, args, kwargs):
