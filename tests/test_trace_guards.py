@@ -1237,3 +1237,26 @@ def test_parametrization_added_to_module():
     with torch.no_grad():
         m.parametrizations.weight.original0.mul_(2)
     assert_same(traced(x), m(x))
+
+
+class _Logged:
+    """An object whose __getattribute__ override defers to object's."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __getattribute__(self, name):
+        return super().__getattribute__(name)
+
+
+def test_attribute_read_through_object_getattribute_is_guarded():
+    cfg = _Logged(2.0)
+
+    def f(x):
+        return x * cfg.scale
+
+    traced = pyinterp.trace(f, backend="eager")
+    x = fresh(3)
+    for scale in (2.0, 2.0, 3.0, -1.0):
+        cfg.scale = scale
+        assert_same(traced(x), f(x))
