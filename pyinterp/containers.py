@@ -170,6 +170,9 @@ def _drive(vm, it):
         except StopIteration:
             return
         yield value
+        # Dropped before the next item exists, as when C code iterates
+        # (a consumer's __del__ timing depends on it).
+        del value
 
 
 def unpack(vm, seq, before, after):

@@ -79,7 +79,11 @@ def _step(vm, frame, sent, thrown):
     if signal is RETURN:
         release_locals(frame)
         return True, frame.retval
-    return False, frame.retval
+    # A yielded value belongs to the consumer: neither the frame nor the
+    # driver keeps it once resumed, so it dies when the consumer drops it
+    # (all(C() for ...) finalizes each C before the next is made).
+    value, frame.retval = frame.retval, None
+    return False, value
 
 
 def _generator_driver(vm, frame):
@@ -96,6 +100,7 @@ def _generator_driver(vm, frame):
             thrown = None
         except BaseException as e:
             thrown = e
+        value = None  # (see _step)
 
 
 # A generator driver whose code carries CO_ITERABLE_COROUTINE, for generator
@@ -126,6 +131,7 @@ async def _coroutine_driver(vm, frame):
             thrown = None
         except BaseException as e:
             thrown = e
+        value = None  # (see _step)
 
 
 async def _async_generator_driver(vm, frame):
@@ -145,6 +151,7 @@ async def _async_generator_driver(vm, frame):
             thrown = None
         except BaseException as e:
             thrown = e
+        value = None  # (see _step)
 
 
 def _delegating_to(frame):

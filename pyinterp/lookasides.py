@@ -870,6 +870,9 @@ def _list_sort(vm, self, args, kwargs):
 METHOD_LOOKASIDES[(list, "sort")] = _list_sort
 
 
+_NOTHING = object()
+
+
 def _min_max(native, op):
     def run(vm, args, kwargs):
         if kwargs and set(kwargs) - {"key", "default"}:
@@ -877,21 +880,26 @@ def _min_max(native, op):
         kwargs = dict(kwargs or {})
         key = kwargs.pop("key", None)
         if len(args) == 1:
-            items = list(_iterable_arg(vm, args[0]))
+            items = _iterable_arg(vm, args[0])
         elif len(args) > 1:
             if "default" in kwargs:
                 return _native(native, args, kwargs)
-            items = list(args)
+            items = args
         else:
             return _native(native, args, kwargs)
-        if not items:
+        if key is not None:
+            key = interpreted(vm, key)
+        # One item at a time, as C's min/max: the best so far is kept, every
+        # other item (and key) released before the next one exists.
+        best = best_key = _NOTHING
+        for item in items:
+            k = item if key is None else key(item)
+            if best is _NOTHING or _order(vm, op, k, best_key):
+                best, best_key = item, k
+            del item, k
+        if best is _NOTHING:
             return _native(native, ([],), kwargs)
-        keys, wrapped = _keyed(vm, key, items)
-        best = 0
-        for i in range(1, len(keys)):
-            if (keys[i] < keys[best]) if op == "<" else (keys[i] > keys[best]):
-                best = i
-        return items[best]
+        return best
 
     return run
 
@@ -993,6 +1001,7 @@ def _any(vm, args, kwargs):
     for value in _iterable_arg(vm, args[0]):
         if vm.truth(value):
             return True
+        del value  # released before the next item exists, as in C
     return False
 
 
@@ -1003,6 +1012,7 @@ def _all(vm, args, kwargs):
     for value in _iterable_arg(vm, args[0]):
         if not vm.truth(value):
             return False
+        del value  # released before the next item exists, as in C
     return True
 
 
@@ -1016,14 +1026,17 @@ def _sum(vm, args, kwargs):
     if not 1 <= len(args) <= 2 or (kwargs and set(kwargs) - {"start"}):
         return _native(sum, args, kwargs)
     start = args[1] if len(args) == 2 else (kwargs or {}).get("start", 0)
-    items = list(_iterable_arg(vm, args[0]))
-    if type(start) in NATIVE_TYPES and all(type(x) in NATIVE_TYPES for x in items):
-        return sum(items, start)
     if isinstance(start, (str, bytes, bytearray)):
         return _native(sum, ([], start), None)
+    source = args[0]
+    if type(source) is range or type(source) in NATIVE_TYPES and type(start) in NATIVE_TYPES \
+            and all(type(x) in NATIVE_TYPES for x in source):
+        return sum(source, start)  # a container of builtin values: all native
+    # One item at a time, each released once added (as C's sum does).
     total = start
-    for value in items:
+    for value in _iterable_arg(vm, source):
         total = vm.binary_op(0, total, value)
+        del value
     return total
 
 

@@ -187,6 +187,37 @@ def f():
 ''', args=(), entry='f', families=('exceptions', 'classes'))
 
 
+# A value yielded by an interpreted generator belongs to its consumer: C code
+# consuming it (all(), sum(), min()...) frees each item before the next is
+# made.  pyinterp's generator driver (and its all/any/sum/min/max
+# lookasides) once kept the last item alive one step longer, so __del__ ran
+# late (found by the slow profile on 3.13; it was there on every version).
+YIELDED_VALUES_DIE_WITH_THEIR_CONSUMER = Program(source='''\
+G = []
+class C:
+    def __init__(self, v):
+        self.v = v
+        G.append(('new', v))
+    def __del__(self):
+        G.append(('del', self.v))
+    def __bool__(self):
+        return True
+    def __add__(self, other):
+        return 0
+    __radd__ = __add__
+    def __lt__(self, other):
+        return self.v < other.v
+def f(xs):
+    all(C(i) for i in xs)
+    any(not C(i) for i in xs)
+    sum(C(i) for i in xs)
+    min(C(i) for i in xs).v
+    max((C(i) for i in xs), key=lambda c: c.v).v
+    return list(G)
+''', args=([1, 2, 3],), entry='f', families=('generators', 'classes'))
+
+
+@example(program=YIELDED_VALUES_DIE_WITH_THEIR_CONSUMER, under_exception=False)
 @example(program=EXCEPTION_THROUGH_FINALLY, under_exception=False)
 @example(program=GENERATOR_DROPPED, under_exception=False)
 @example(program=GENERATOR_IGNORES_EXIT, under_exception=True)
