@@ -9,6 +9,7 @@ the exception table only when one is actually raised, so the per-instruction
 path has no exception bookkeeping at all.
 """
 import dis
+import os
 import sys
 
 from . import (attributes, calls, containers, dunders, excstate, generators,
@@ -20,6 +21,40 @@ from .decode import (INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NO
 from .opcodes.fastpath import NATIVE_ITERATORS
 from .frame import Frame, decoded_for
 from .opcodes.signals import NULL
+from . import opcodes as _opcodes_package
+
+# pyinterp's own source directories: frames running their code are the
+# interpreter's (host frames), not the program's.
+_HOST_DIRS = tuple(sorted({os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+                           for m in (sys.modules[__package__], _opcodes_package)}))
+
+
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async, iterable-coro
+
+
+def _release_host_frames(exc):
+    """Clear the finished host frames an exception passed through.
+
+    CPython pops an instruction's operands before the exception leaves it,
+    so a temporary (``C() + 0`` raising ``TypeError``) dies at once even if
+    the traceback is kept.  Here the handler and the data-model helpers it
+    called held those operands in their locals, and the traceback kept
+    those frames alive: ``__del__`` ran late.  Frames of pyinterp's own
+    code that already finished are cleared (their code and line stay in the
+    traceback); the frame catching the exception is still running and is
+    left alone, and so are generator frames (clearing a suspended one
+    would finalize its generator).
+    """
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        code = frame.f_code
+        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & _GENERATOR_FLAGS:
+            try:
+                frame.clear()
+            except RuntimeError:  # still executing (the catching loop)
+                pass
+        tb = tb.tb_next
 
 # dis.stack_effect() describes the compiler's accounting, which differs from
 # what some instructions do at run time.  (opname -> fn(ins, jumped) giving
@@ -183,6 +218,7 @@ class Interpreter:
         exception, and continue at the handler.  With no handler the exception
         leaves the frame.
         """
+        _release_host_frames(exc)
         rethrown = self.rethrown
         if rethrown is not None:
             self.rethrown = None
