@@ -43,13 +43,15 @@ def _release_host_frames(exc):
     code that already finished are cleared (their code and line stay in the
     traceback); the frame catching the exception is still running and is
     left alone, and so are generator frames (clearing a suspended one
-    would finalize its generator).
+    would finalize its generator).  Run loops are kept too: each holds an
+    interpreted frame, whose locals a CPython traceback keeps alive.
     """
     tb = exc.__traceback__
     while tb is not None:
         frame = tb.tb_frame
         code = frame.f_code
-        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & _GENERATOR_FLAGS:
+        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & _GENERATOR_FLAGS \
+                and code is not _LOOP_CODE:
             try:
                 frame.clear()
             except RuntimeError:  # still executing (the catching loop)
@@ -164,12 +166,15 @@ class Interpreter:
                     # The commonest instructions run inline (their handlers,
                     # which debug mode always calls, define them).
                     inline = ins.inline
+                    # (No local names a pushed value: the loop must not keep
+                    # a value alive once the stack lets go of it, or
+                    # __del__ would run later than in CPython.)
                     if inline:
                         if inline is INLINE_LOAD_FAST:
-                            value = fast[ins.argval]
-                            if value is not NULL:
-                                push(value)
+                            push(fast[ins.argval])
+                            if stack[-1] is not NULL:
                                 continue
+                            pop()  # unbound: the handler raises
                         elif inline is INLINE_LOAD_CONST:
                             push(ins.argval)
                             continue
@@ -180,14 +185,12 @@ class Interpreter:
                             pop()
                             continue
                         elif inline is INLINE_FOR_ITER:
-                            iterator = stack[-1]
-                            if type(iterator) in NATIVE_ITERATORS:
-                                value = next(iterator, NULL)
-                                if value is NULL:
+                            if type(stack[-1]) in NATIVE_ITERATORS:
+                                push(next(stack[-1], NULL))
+                                if stack[-1] is NULL:
+                                    pop()
                                     pop()
                                     pc = ins.target
-                                else:
-                                    push(value)
                                 continue
                         elif inline is INLINE_JUMP:
                             pc = ins.target
@@ -334,3 +337,5 @@ def _check_stack_effect(ins, jumped, actual):
             "stack effect of %s (arg %r, jumped=%s): expected %d, got %d"
             % (ins.opname, ins.arg, jumped, expected, actual))
 
+
+_LOOP_CODE = Interpreter.loop.__code__

@@ -219,7 +219,10 @@ def f(xs):
 
 # A temporary operand of an instruction that raises dies at once in CPython
 # (the operand is popped); pyinterp's host frames in the traceback kept it
-# (and, after the handler, the frame's locals) alive (slow profile, 3.12).
+# (and, after the handler, the frame's locals) alive, and so did the run
+# loop's own local naming the last value it loaded (slow profile, 3.12;
+# this was also the known divergence exception_from_instruction_freed_after_
+# handler: v(1), v.nope, v + 1, len(v), ... in a try, then the handler).
 OPERAND_OF_RAISING_INSTRUCTION_DIES = Program(source='''\
 G = []
 class C0:
@@ -234,6 +237,10 @@ def f(log):
     except Exception as e:
         log.append(str(e))
     try:
+        v.nope
+    except AttributeError as e:
+        log.append(str(e))
+    try:
         return (C0(0) or True) + 0
     except TypeError:
         log.append(len(G))
@@ -241,6 +248,31 @@ def f(log):
 ''', args=([],), entry='f', families=('exceptions', 'classes'))
 
 
+# The run loop once named the last local it loaded and the last item of a
+# native iterator: a value rebound away (v = v + v) or the iterator of a
+# finished loop lived until the next such instruction (slow profile).
+LOADED_VALUES_DIE_WHEN_REBOUND = Program(source='''\
+G = []
+class C0:
+    def __init__(self, v):
+        self.v = v
+    def __add__(self, other):
+        return C0(self.v + other.v)
+    def __del__(self):
+        G.append(('del', self.v))
+def f():
+    v = C0(1)
+    v = v + v
+    G.append('rebound')
+    for x in [C0(5)]:
+        pass
+    x = None
+    G.append('loop done')
+    return list(G)
+''', args=(), entry='f', families=('classes', 'control'))
+
+
+@example(program=LOADED_VALUES_DIE_WHEN_REBOUND, under_exception=False)
 @example(program=OPERAND_OF_RAISING_INSTRUCTION_DIES, under_exception=False)
 @example(program=YIELDED_VALUES_DIE_WITH_THEIR_CONSUMER, under_exception=False)
 @example(program=EXCEPTION_THROUGH_FINALLY, under_exception=False)
@@ -410,34 +442,7 @@ def test_runner_fresh_state_per_run(monkeypatch):
 # the interpreter is fixed the test XPASSes and fails; then move the program
 # to an @example(...) on the fuzz test that found it and delete it here.
 # ---------------------------------------------------------------------------
-_DEL_AFTER_HANDLER = (
-    "G = []\n"
-    "class C0:\n"
-    "    def __init__(self, v):\n"
-    "        self.v = v\n"
-    "    def __del__(self):\n"
-    "        G.append(('del', self.v))\n"
-    "def f(log):\n"
-    "    v = C0(3)\n"
-    "    try:\n"
-    "        %s\n"
-    "    except Exception as e:\n"
-    "        log.append(str(e))\n"
-    "    return len(G)\n")
-
 KNOWN_DIVERGENCES = {
-    # An AttributeError raised while pyinterp executes ``v.nope`` stays in a
-    # reference cycle once it is handled, keeping the interpreted frame's
-    # locals alive until the next gc.collect(): C0(3).__del__ runs when f
-    # returns natively, not at all during the interpreted call.  Found by
-    # test_mixed.  The same held for most instructions that raise (v(1),
-    # v + 1, v[0], len(v), iter(v), -v, v < v, v in v, `for q in v`,
-    # `with v`, del v.nope, C0() with an argument missing) until the
-    # interpreter cleared the finished host frames of a traceback
-    # (vm._release_host_frames); v(1) is now a regression example of
-    # test_mixed.
-    "exception_from_instruction_freed_after_handler[attribute]": (
-        _DEL_AFTER_HANDLER % 'v.nope', ([],), {}, True),
     # A function made from a module code object (no CO_NEWLOCALS) uses its
     # globals as locals in CPython; pyinterp raises SystemError at STORE_NAME.
     "module_code_as_function": (
