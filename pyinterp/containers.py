@@ -8,7 +8,7 @@ types and otherwise calls Python-level ``__iter__``/``__next__``/
 import operator
 
 from .dunders import call_special, needs_interpreter
-from .lookup import MISSING, lookup
+from .lookup import MISSING, host_type, lookup
 from .operators import compare_bool, truth
 
 _FAST = frozenset({list, tuple, dict, str, range, set, frozenset, bytes, bytearray})
@@ -31,22 +31,26 @@ def get_iter(vm, obj):
         return result
     getitem = lookup(tp, "__getitem__")
     if needs_interpreter(getitem):
-        return _sequence_iterator(vm, obj)
+        # CPython's own sequence ``iterator`` object (what the program sees
+        # and may store), over a proxy that runs __getitem__ interpreted.
+        return iter(_InterpretedSequence(vm, obj))
     return iter(obj)
 
 
-def _sequence_iterator(vm, seq):
-    """The legacy ``__getitem__`` iteration protocol with ``__getitem__``
-    interpreted (CPython's C ``iterator`` type would call it natively).
-    A host generator, so C code and FOR_ITER drive it natively."""
-    index = 0
-    while True:
-        try:
-            value = getitem(vm, seq, index)
-        except (IndexError, StopIteration):
-            return
-        yield value
-        index += 1
+@host_type
+class _InterpretedSequence:
+    """For C's legacy-protocol ``iterator``: ``seq[i]`` with the sequence's
+    Python ``__getitem__`` interpreted (IndexError or StopIteration ends
+    the iteration, as in C)."""
+
+    __slots__ = ("vm", "seq")
+
+    def __init__(self, vm, seq):
+        self.vm = vm
+        self.seq = seq
+
+    def __getitem__(self, index):
+        return getitem(self.vm, self.seq, index)
 
 
 

@@ -272,6 +272,24 @@ def f():
 ''', args=(), entry='f', families=('classes', 'control'))
 
 
+# iter() of an object with only __getitem__ is CPython's own `iterator`
+# object; pyinterp once returned a generator of its own (slow profile, 3.13).
+LEGACY_SEQUENCE_ITERATOR = Program(source='''\
+class S:
+    def __getitem__(self, i):
+        if i < 3:
+            return i * 2
+        raise IndexError(i)
+def f(log):
+    it = iter(S())
+    log.append(it)
+    log.append(next(it))
+    log.append(list(it))
+    return [x for x in S()]
+''', args=([],), entry='f', families=('classes', 'generators'))
+
+
+@example(program=LEGACY_SEQUENCE_ITERATOR, under_exception=False)
 @example(program=LOADED_VALUES_DIE_WHEN_REBOUND, under_exception=False)
 @example(program=OPERAND_OF_RAISING_INSTRUCTION_DIES, under_exception=False)
 @example(program=YIELDED_VALUES_DIE_WITH_THEIR_CONSUMER, under_exception=False)
