@@ -55,6 +55,11 @@ class Instruction:
         return clone
 
 
+SUSPENDABLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                     | inspect.CO_ITERABLE_COROUTINE)
+"""Code flags of functions whose frames suspend (generators, coroutines)."""
+
+
 # Instructions the fast run loop executes inline, without calling their
 # handler (small ints; 0 means "call the handler").
 INLINE_LOAD_FAST = 1

@@ -24,6 +24,7 @@ import types
 import torch
 
 from . import api, calls
+from .decode import SUSPENDABLE_FLAGS
 from .vm import Interpreter
 
 # Above this many (non-inline) instructions in the function's own frame
@@ -35,7 +36,6 @@ MAX_FRAME_STEPS = 2000
 # ops are what a graph would record anyway) and the standard library.
 _NOT_WRAPPED_DIRS = (os.path.dirname(torch.__file__) + os.sep,
                      sysconfig.get_paths()["stdlib"] + os.sep)
-_CO_NOT_TRACED = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async generator flags
 
 
 def runner(fn, traced_options, wrappers):
@@ -56,7 +56,7 @@ def runner(fn, traced_options, wrappers):
         target, bound = fn, ()
     else:
         return None
-    if target.__code__.co_flags & _CO_NOT_TRACED:
+    if target.__code__.co_flags & SUSPENDABLE_FLAGS:
         return None
 
     def run(args, kwargs):
@@ -134,7 +134,7 @@ def _wrapped_key(fn):
 
 
 def _traceable(func):
-    return func.__closure__ is None and not func.__code__.co_flags & _CO_NOT_TRACED \
+    return func.__closure__ is None and not func.__code__.co_flags & SUSPENDABLE_FLAGS \
         and not func.__code__.co_filename.startswith(_NOT_WRAPPED_DIRS)
 
 

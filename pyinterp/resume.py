@@ -27,6 +27,7 @@ import types
 from bytecode import Bytecode, CompilerFlags, Instr, Label
 
 from .codegen.emit import assemble
+from .decode import SUSPENDABLE_FLAGS
 from .codegen.mockgen import MockBuilder, Walker, graph_outputs
 from .opcodes.signals import NULL
 from .refgraph.expr import Local
@@ -75,7 +76,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
         raise Unsupported("breaks only at calls")
     if ins.exc_target is not None or code.co_cellvars or code.co_freevars:
         raise Unsupported("inside a try/with block, or code with cells")
-    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generators, coroutines
+    if code.co_flags & SUSPENDABLE_FLAGS:
         raise Unsupported("generator code")
     argc = ins.arg
     consumed = argc + 2

@@ -45,6 +45,7 @@ correct: the branch depends on data).
 """
 import dis
 import operator
+import types
 
 import torch
 
@@ -78,6 +79,9 @@ _MOVES = frozenset({
     "END_FOR", "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
     "JUMP", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "CALL", "CALL_KW", "CALL_FUNCTION_EX",
     "BINARY_OP", "UNARY_NEGATIVE", "RETURN_CONST",
+    # back into the interpreted caller, or the result (the mock reads it
+    # from a graph output)
+    "RETURN_VALUE",
 })
 # Instructions that consume only their top ``n`` stack values (containers
 # holding tracked floats among them are fine: they are read, not consumed).
@@ -303,10 +307,6 @@ def check_instruction(cap, frame, ins):
     name = ins.opname
     if name in _MOVES:
         return
-    if name == "RETURN_VALUE":
-        # Back into the interpreted caller, or the result (the mock reads
-        # it from a graph output).
-        return
     table = cap.scalars
     if name in _STORES and _stored_where_unseen(cap, name, frame.stack):
         cap.break_graph("data-dependent-value", "%s of a Python float the graph computes into "
@@ -358,11 +358,9 @@ def check_call(cap, fn, args, kwargs):
 def _may_receive(cap, fn):
     from .capture import is_torch_function
 
-    tp = type(fn)
-    if tp.__name__ == "method" and hasattr(fn, "__func__"):
+    if type(fn) is types.MethodType:
         fn = fn.__func__
-        tp = type(fn)
-    if tp.__name__ == "function":
+    if type(fn) is types.FunctionType:
         return not is_torch_function(fn)
     if isinstance(fn, torch.nn.Module):
         return True
@@ -370,14 +368,8 @@ def _may_receive(cap, fn):
     if type(owner) is list and getattr(fn, "__name__", "") == "append":
         return True  # stored: the run's own list, or a write the mock replays
     module = getattr(fn, "__module__", None) or ""
-    return callable(fn) and tp.__name__ == "builtin_function_or_method" and (
+    return type(fn) is types.BuiltinFunctionType and (
         module.startswith("torch") or isinstance(owner, Tensor))
-
-
-def merge_conflict(cap, a, b):
-    """Two different tracked floats (or one) at a speculative join cannot be
-    merged as equal Python values."""
-    return cap.scalars.tracks(a) or cap.scalars.tracks(b)
 
 
 def _plain_number(value):

@@ -16,7 +16,7 @@ from . import (attributes, calls, containers, dunders, excstate, generators,
                importing, operators, text)
 from . import lookup as lookup_module
 from .errors import PyinterpInternal, StackEffectError
-from .decode import (INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
+from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
                      INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from .opcodes.fastpath import NATIVE_ITERATORS
 from .frame import Frame, decoded_for
@@ -29,7 +29,6 @@ _HOST_DIRS = tuple(sorted({os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                            for m in (sys.modules[__package__], _opcodes_package)}))
 
 
-_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, async, iterable-coro
 
 
 def _release_host_frames(exc):
@@ -50,7 +49,7 @@ def _release_host_frames(exc):
     while tb is not None:
         frame = tb.tb_frame
         code = frame.f_code
-        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & _GENERATOR_FLAGS \
+        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & SUSPENDABLE_FLAGS \
                 and code is not _LOOP_CODE:
             try:
                 frame.clear()
