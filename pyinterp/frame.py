@@ -46,6 +46,15 @@ class Frame:
         """The source line of the instruction being executed."""
         return self.instructions[self.lasti].lineno
 
+    def __del__(self):
+        # A frame that dies with values still in it (a generator abandoned
+        # while suspended, a frame kept by a traceback) frees its locals
+        # first slot first, then its stack bottom first, as CPython's frame
+        # clear does.  A list frees its items last first, so reverse both;
+        # the slots are then freed in declaration order (fast, stack).
+        self.fast.reverse()
+        self.stack.reverse()
+
     def __repr__(self):
         return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
 

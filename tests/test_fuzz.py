@@ -289,6 +289,36 @@ def f(log):
 ''', args=([],), entry='f', families=('classes', 'generators'))
 
 
+# A frame that dies with values still bound frees its locals first slot
+# first: a suspended generator that is dropped, or a frame kept by a
+# traceback until the handler ends.  pyinterp's frame once let its locals
+# list die, which frees them last slot first (slow profile, 3.11).
+FRAME_LOCALS_DIE_FIRST_SLOT_FIRST = Program(source='''\
+G = []
+class C0:
+    def __init__(self, v):
+        self.v = v
+    def __del__(self):
+        G.append(('del', self.v))
+def gen(n):
+    a = b = C0(1)
+    c = C0(2)
+    yield n
+def g():
+    a = C0(3)
+    b = C0(4)
+    raise ValueError
+def f():
+    G.append(next(gen(0)))
+    try:
+        g()
+    except ValueError:
+        G.append('caught')
+    return list(G)
+''', args=(), entry='f', families=('generators', 'exceptions', 'classes'))
+
+
+@example(program=FRAME_LOCALS_DIE_FIRST_SLOT_FIRST, under_exception=False)
 @example(program=LEGACY_SEQUENCE_ITERATOR, under_exception=False)
 @example(program=LOADED_VALUES_DIE_WHEN_REBOUND, under_exception=False)
 @example(program=OPERAND_OF_RAISING_INSTRUCTION_DIES, under_exception=False)
