@@ -9,6 +9,8 @@ so a call always returns its real result.
 """
 import warnings
 
+from .. import collector
+
 
 def eager(gm, example_inputs):
     """The eager backend: the GraphModule's own Python ``forward``."""
@@ -48,11 +50,16 @@ def resolve(backend):
 
 
 def compile_graph(backend, gm, example_inputs, mode=None):
-    """Compile ``gm``; on failure warn and fall back to the eager backend."""
+    """Compile ``gm``; on failure warn and fall back to the eager backend.
+
+    The backend runs with the cyclic collector as the user had it, even
+    inside a capture (see :mod:`pyinterp.collector`).
+    """
     try:
-        if backend is inductor:
-            return inductor(gm, example_inputs, mode)
-        return backend(gm, list(example_inputs))
+        with collector.as_the_user_had_it():
+            if backend is inductor:
+                return inductor(gm, example_inputs, mode)
+            return backend(gm, list(example_inputs))
     except Exception as e:  # noqa: BLE001 - any backend failure falls back
         warnings.warn("pyinterp: backend %s failed to compile a graph (%s: %s); running "
                       "that graph with the eager backend"

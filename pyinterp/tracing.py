@@ -8,11 +8,10 @@ once inside the capturing interpreter (:func:`capture`), which returns the
 real result and produces a new entry.
 """
 import functools
-import gc
 import types
 import warnings
 
-from . import api, lookup
+from . import api, collector, lookup
 from .errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 
 
@@ -67,8 +66,15 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     ``roots`` are ``(object, name)`` pairs fixed by the traced wrapper (the
     module or bound ``self``): reachable by identity, never guarded.
     User exceptions propagate; under ``fullgraph`` a break raises
-    :class:`GraphBreakError`.
+    :class:`GraphBreakError`.  The cyclic collector is paused throughout
+    (see :mod:`pyinterp.collector`).
     """
+    with collector.paused():
+        return _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
+                        traced_options)
+
+
+def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, traced_options):
     import torch
 
     from .capture import Capture, RecordingMode
@@ -97,19 +103,11 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     for name, value in kwargs.items():
         rg.read(Kwarg(name), value)
     vm = CaptureInterpreter(cap)
-    # A capture allocates many short-lived objects; the cyclic collector
-    # would otherwise scan the whole heap (big models, earlier traces) again
-    # and again.  When cycles are collected is not something a run promises.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)
     except GraphBreakSignal as signal:
         raise _graph_break_error(signal.record) from None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     cap.finish()
     out = TraceResult()
     out.result = result

@@ -1,5 +1,6 @@
 """pyinterp.trace: the decorator forms, backends, modes, modules, argument
 errors and exceptions -- always traced vs eager over several calls."""
+import gc
 import warnings
 
 import pytest
@@ -81,6 +82,28 @@ def test_backend_receives_graph_module_and_example_tensors():
     assert isinstance(counter.graphs[0], torch.fx.GraphModule)
     assert counter.inputs[0], "example_inputs should not be empty"
     assert all(isinstance(t, torch.Tensor) for t in counter.inputs[0])
+
+
+@pytest.mark.parametrize("user_has_it_on", [True, False])
+def test_capture_pauses_the_collector_and_the_backend_runs_as_the_user_had_it(user_has_it_on):
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(gc.isenabled())
+        return gm.forward
+
+    def f(x):
+        return x * 2 + 1
+
+    was_on = gc.isenabled()
+    (gc.enable if user_has_it_on else gc.disable)()
+    try:
+        traced = pyinterp.trace(f, backend=backend)
+        run_both(traced, f, fresh(3))
+        assert gc.isenabled() is user_has_it_on
+    finally:
+        (gc.enable if was_on else gc.disable)()
+    assert seen == [user_has_it_on]
 
 
 def test_bound_method():
