@@ -320,9 +320,10 @@ class Emitter:
         Prepends the prologue: ``RESUME 0`` must be the first instruction of
         any non-generator code on 3.11+ (``MAKE_CELL``/``COPY_FREE_VARS``
         would precede it in code with closures; generated code takes its
-        inputs as arguments or globals, so it has none).  Flags are
-        ``NEWLOCALS`` plus what ``bytecode`` infers (``OPTIMIZED``,
-        ``NOFREE``).
+        inputs as arguments or globals, so it has none).  Flags are those
+        of a plain function with no cells: ``OPTIMIZED | NEWLOCALS |
+        NOFREE`` (what ``bytecode`` would infer, stated rather than found
+        by a scan over every instruction).
         """
         bc = Bytecode([Instr("RESUME", 0, lineno=self.first_lineno)] + self.instructions)
         bc.name = bc.qualname = name
@@ -330,8 +331,7 @@ class Emitter:
         bc.first_lineno = self.first_lineno
         bc.argnames = list(argnames)
         bc.argcount = len(bc.argnames)
-        bc.flags = CompilerFlags.NEWLOCALS
-        bc.update_flags()
+        bc.flags = _PLAIN_FUNCTION_FLAGS
         return assemble(bc, stacksize)
 
     def build_function(self, name, argnames, globals, stacksize=None):
@@ -341,6 +341,9 @@ class Emitter:
         spares ``bytecode`` its control-flow analysis (the slow part of
         assembling a guard with a thousand checks)."""
         return types.FunctionType(self.build_code(name, argnames, stacksize), globals, name)
+
+
+_PLAIN_FUNCTION_FLAGS = CompilerFlags.OPTIMIZED | CompilerFlags.NEWLOCALS | CompilerFlags.NOFREE
 
 
 def editable(code):

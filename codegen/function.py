@@ -8,6 +8,8 @@ right line of the listing that ``explain`` prints.
 
 Access paths are evaluated once each and kept in locals (``s0``, ``s1``...):
 :meth:`resolve` emits ``s3 = s1.__dict__`` the first time a path is needed.
+A path known to be used only once (see :meth:`GeneratedFunction.count_uses`)
+is evaluated where it is used instead, with no local.
 """
 import os
 
@@ -30,6 +32,7 @@ class GeneratedFunction:
         self.e.lineno = 1
         self._local_of = {}
         self._counter = 0
+        self._uses = {}
 
     # -- listing ------------------------------------------------------------
     def line(self, text, site=None):
@@ -58,6 +61,28 @@ class GeneratedFunction:
         return "%s%d" % (prefix, self._counter)
 
     # -- access paths -----------------------------------------------------------
+    def count_uses(self, produce):
+        """Count how often each access path will be used.
+
+        ``produce(resolve)`` must ask for paths exactly as the real emission
+        will.  A path is used once per direct request, and once by each
+        distinct path read from it (``s.__dict__`` uses ``s``).  Afterwards
+        :meth:`resolve` inlines a path used once: a local stored and loaded
+        once is two instructions for nothing (guards of big models have
+        hundreds of them, and assembling costs per instruction).
+        """
+        uses = self._uses
+
+        def counting(source):
+            seen = uses.get(source, 0)
+            uses[source] = seen + 1
+            parent = getattr(source, "of", None)
+            if not seen and parent is not None:
+                counting(parent)
+            return Local("_")
+
+        produce(counting)
+
     def resolve(self, source):
         """An expression for ``source``'s value, evaluating it at most once."""
         if type(source) is Root:
@@ -65,6 +90,7 @@ class GeneratedFunction:
         local = self._local_of.get(source)
         if local is not None:
             return Local(local)
+        inline = self._uses.get(source) == 1
         tp = type(source)
         if tp is Arg:
             expr = GetItem(Local("args"), const(source.index))
@@ -78,6 +104,8 @@ class GeneratedFunction:
             expr = source.expr()
         else:
             raise TypeError("unknown source %r" % (source,))
+        if inline:
+            return expr
         name = self.new_local("s")
         self.assign(name, expr)
         self._local_of[source] = name

@@ -23,8 +23,12 @@ def build_guard(guards, nargs, kwnames):
     failures = []
 
     def check(expr, index, site=None):
-        label = e.label()
-        failures.append((label, index))
+        # Checks of one guard share its failure return.
+        if failures and failures[-1][1] == index:
+            label = failures[-1][0]
+        else:
+            label = e.label()
+            failures.append((label, index))
         g.line(lambda: "if not (%s): return %d" % (g.c.render(expr), index), site)
         g.c.emit(expr)
         e.jump_if_false(label)
@@ -33,6 +37,7 @@ def build_guard(guards, nargs, kwnames):
     # In order: a function with **kwargs sees their order.
     check(Compare("==", Call(Obj(tuple, "tuple"), (Local("kwargs"),)),
                   const(tuple(kwnames))), -1)
+    g.count_uses(lambda resolve: [list(guard.checks(resolve)) for guard in guards])
     for index, guard in enumerate(guards):
         for expr in guard.checks(g.resolve):
             check(expr, index, guard.site)

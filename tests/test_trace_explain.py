@@ -72,6 +72,26 @@ def test_guards_are_readable_strings_naming_the_state():
     assert any("inp_tensor" in g for g in exp.guards), exp.guards
 
 
+def test_guard_keeps_a_path_in_a_local_only_if_it_reads_it_again():
+    # An access path used once is read where it is used; a local costs a
+    # store and a load (and the guard of a big model has hundreds).
+    import re
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2)).eval()
+    exp = pyinterp.explain(model, fresh(2, 4))
+    lines = exp.guard_code.splitlines()
+    assigned = [(i, m.group(1)) for i, line in enumerate(lines)
+                for m in [re.match(r"\s*(s\d+) = ", line)] if m]
+    assert assigned, exp.guard_code
+    for i, name in assigned:
+        later = sum(len(re.findall(r"\b%s\b" % name, line)) for line in lines[i + 1:])
+        assert later >= 2, (name, exp.guard_code)
+    with torch.no_grad():
+        traced = pyinterp.trace(model, backend="eager")
+        for seed in range(3):
+            x = fresh(2, 4, seed=seed)
+            torch.testing.assert_close(traced(x), model(x))
+
+
 def test_mock_is_readable_text():
     exp = pyinterp.explain(simple, fresh(3))
     assert isinstance(exp.mock, str) and exp.mock.strip()
