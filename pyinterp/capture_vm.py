@@ -25,6 +25,7 @@ from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
 from .capture_variants import captured_instructions
 from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from .lookup import MISSING, is_data_descriptor, lookup, python_getter
+from .module_hooks import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
 from .refgraph import guards as G
 from .refgraph.expr import is_literal
 from .refgraph.refgraph import _all_scalars
@@ -69,11 +70,6 @@ _GLOBAL_STATE_SETTERS = frozenset({
 _MODULE_GETATTR = torch.nn.Module.__getattr__
 _WRAPPED_CALL = torch.nn.Module._wrapped_call_impl
 _CALL_IMPL = torch.nn.Module._call_impl
-_MODULE_HOOKS = ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks",
-                 "_forward_pre_hooks")
-_GLOBAL_HOOKS = vars(__import__("torch.nn.modules.module", fromlist=["module"]))
-_GLOBAL_HOOK_NAMES = ("_global_backward_pre_hooks", "_global_backward_hooks",
-                      "_global_forward_hooks", "_global_forward_pre_hooks")
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
@@ -157,8 +153,7 @@ class CaptureInterpreter(Interpreter):
                 or tp._call_impl is not _CALL_IMPL or torch._C._get_tracing_state():
             return MISSING
         d = object.__getattribute__(module, "__dict__")
-        if d.get("_compiled_call_impl") is not None or any(
-                d.get(h) for h in _MODULE_HOOKS) or any(_GLOBAL_HOOKS[h] for h in _GLOBAL_HOOK_NAMES):
+        if hooks_in_the_way(d):
             return MISSING
         forward = lookup(tp, "forward")
         if type(forward) is not FunctionType or "forward" in d:
@@ -170,21 +165,21 @@ class CaptureInterpreter(Interpreter):
             rg.read(Attr(Attr(source, "forward"), "__func__"), forward, site)
             if not rg.is_outside(d):
                 rg.register(d, Attr(source, "__dict__"))
-            for h in _MODULE_HOOKS:  # (a write to one is then replayed)
+            for h in MODULE_HOOKS:  # (a write to one is then replayed)
                 if not rg.is_outside(d[h]):
                     rg.register(d[h], Item(Attr(source, "__dict__"), h))
             if "_compiled_call_impl" in d:  # set to None by module.compile()
                 rg.read_item(d, "_compiled_call_impl", None, site)
-                for h in _MODULE_HOOKS:
+                for h in MODULE_HOOKS:
                     rg.read_len(d[h], site)
             elif rg.is_clean(d):
                 rg.add_guard(G.NoModuleHooks(rg.source_of(d), site=site))
-        hooks_source = rg.source_of(_GLOBAL_HOOKS)
+        hooks_source = rg.source_of(GLOBAL_HOOKS)
         if hooks_source is None:
-            hooks_source = Root(_GLOBAL_HOOKS, "torch.nn.modules.module.__dict__")
-            rg.register(_GLOBAL_HOOKS, hooks_source)
-        for h in _GLOBAL_HOOK_NAMES:
-            hooks = _GLOBAL_HOOKS[h]
+            hooks_source = Root(GLOBAL_HOOKS, "torch.nn.modules.module.__dict__")
+            rg.register(GLOBAL_HOOKS, hooks_source)
+        for h in GLOBAL_HOOK_NAMES:
+            hooks = GLOBAL_HOOKS[h]
             if not rg.is_outside(hooks):
                 rg.register(hooks, Item(hooks_source, h))
             rg.read_len(hooks, site)

@@ -25,6 +25,7 @@ import torch
 
 from . import api, calls
 from .decode import SUSPENDABLE_FLAGS
+from .module_hooks import hooks_in_the_way
 from .vm import Interpreter
 
 # Above this many (non-inline) instructions in the function's own frame
@@ -145,12 +146,4 @@ def _same(a, b):
 
 
 def _has_hooks(module):
-    if not isinstance(module, torch.nn.Module):
-        return False
-    d = module.__dict__
-    hooks = torch.nn.modules.module
-    return bool(d.get("_forward_pre_hooks") or d.get("_forward_hooks")
-                or d.get("_backward_pre_hooks") or d.get("_backward_hooks")
-                or d.get("_compiled_call_impl") is not None
-                or hooks._global_forward_pre_hooks or hooks._global_forward_hooks
-                or hooks._global_backward_pre_hooks or hooks._global_backward_hooks)
+    return isinstance(module, torch.nn.Module) and hooks_in_the_way(module.__dict__)
