@@ -82,6 +82,7 @@ class Capture:
         self.vm = None
         self.explain = False
         self.speculating = 0  # depth of data-dependent branches being run both ways
+        self.journals = []  # one speculate.Journal per arm being run, innermost last
         self._autocast_nodes = {}
         # Partial graphs (see resume.py): the traced function's own frame,
         # its state before its current instruction, and the split entry.

@@ -19,7 +19,7 @@ import types
 
 import torch
 
-from . import attributes, calls, containers, hybrid, operators, scalars
+from . import attributes, calls, containers, hybrid, operators, scalars, speculate
 from .capture import is_torch_function
 from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
 from .capture_variants import captured_instructions
@@ -439,6 +439,8 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         rg = self.refgraph
         owner = getattr(fn, "__self__", None)
+        if cap.speculating and speculate.appended_to(cap, fn, args, kwargs) is not None:
+            return fn(*args)  # (taken back after the arm: speculate.Journal)
         if cap.speculating and (owner is not None or type(fn) in (
                 types.MethodDescriptorType, types.WrapperDescriptorType)) and any(
                 getattr(fn, "__name__", "") in names for names in _MUTATORS.values()):

@@ -8,15 +8,21 @@ trace would have to break.  If both ways rejoin, both are run:
   every path from the branch to it must go forward without returning,
   raising, looping or entering a ``try``, so ``else`` arms, ``elif``
   chains, nested ``if``s and ``and``/``or`` chains qualify (a nested
-  data-dependent branch inside an arm is speculated in turn);
+  data-dependent branch inside an arm is speculated in turn).  An ``if``
+  at the end of a loop's body has no such instruction (each arm ends in
+  its own jump back to the loop's head); there the join is the loop's
+  head, reached by those jumps;
 * inside the arms nothing may write outside state, call something impure
   or consume the RNG (:class:`Speculating` is raised before such a write
-  happens, and the RNG state is compared after each arm);
+  happens, and the RNG state is compared after each arm).  The one write
+  allowed is ``append`` to a list of the run: each arm's appends are
+  taken back after it (:class:`Journal`);
 * at the join, every local and stack slot that differs between the arms
-  holds a tensor of identical shape and dtype in both, and is merged as
-  ``torch.where(cond, then_value, else_value)``, or, when one of them
-  requires grad, by one ``torch.cond`` of the two arms' ops
-  (:mod:`.condmerge`: ``where``'s backward would run the untaken arm).
+  holds a tensor of identical shape and dtype in both, and so does every
+  pair of items the two arms appended to a list (the same number each);
+  they are merged as ``torch.where(cond, then_value, else_value)``, or,
+  when one of them requires grad, by one ``torch.cond`` of the two arms'
+  ops (:mod:`.condmerge`: ``where``'s backward would run the untaken arm).
 
 Anything else restores the frame as it was and leaves the decision to the
 caller, which breaks the graph as before.  The merged values equal those of
@@ -36,6 +42,7 @@ _JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE",
 # when the jump is taken.
 _KEEPS_ON_JUMP = frozenset({"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
 _UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
+_BACK_EDGES = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
 _NOT_IN_ARMS = frozenset({
     "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "YIELD_VALUE",
     "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "SEND", "SETUP_FINALLY",
@@ -68,15 +75,33 @@ def _successors(x):
 _joins = {}
 
 
+class Join:
+    """Where both arms of a branch meet: ``stops``, the instructions an arm
+    runs up to (not included), and ``resume``, where the merged frame goes
+    on.  A forward join is one instruction, both.  A loop's head is reached
+    by the arms' own back edges: they are the stops, the head is ``resume``
+    (a back edge does nothing but jump)."""
+
+    __slots__ = ("stops", "resume", "last")
+
+    def __init__(self, stops, resume):
+        self.stops = frozenset(stops)
+        self.resume = resume
+        self.last = max(self.stops)
+
+
 def join_of(instructions, ins):
-    """The join of the conditional jump ``ins``: its immediate
+    """The :class:`Join` of the conditional jump ``ins``: its immediate
     post-dominator, the first instruction every path from both arms reaches
     (nested ``if``s, ``and``/``or`` chains and ``else`` arms included), or
-    None if some path leaves first (see :func:`_successors`).
+    the head of the loop around it when each arm ends in a back edge to
+    it; None if some path leaves first (see :func:`_successors`).
 
     Control flow inside the window only goes forward, so post-dominators
     are found in one backward pass, meeting two chains by walking the lower
-    one up (each step increases the index).
+    one up (each step increases the index).  A back edge to a loop's head
+    ``t`` (before the branch) goes to a virtual node ``hi + t`` past the
+    window: two chains that reach the same one meet there.
     """
     key = (id(instructions), ins.index)
     cached = _joins.get(key)
@@ -88,6 +113,12 @@ def join_of(instructions, ins):
     def up(i):
         return _EXIT if i >= hi else ipdom[i]
 
+    def back_edge(x):
+        """The loop head ``x`` jumps back to, if it encloses the branch."""
+        if x.opname in _BACK_EDGES and x.target <= lo and x.exc_target is None:
+            return x.target
+        return None
+
     def meet(a, b):
         while a != b:
             if a < b:
@@ -98,37 +129,52 @@ def join_of(instructions, ins):
 
     for i in range(hi - 1, lo - 1, -1):
         succ = _successors(instructions[i]) if i > lo else (ins.target, ins.index + 1)
-        if succ is None:
+        head = back_edge(instructions[i]) if i > lo else None
+        if head is not None:
+            ipdom[i] = hi + head
+        elif succ is None:
             ipdom[i] = _EXIT
         elif len(succ) == 1:
             ipdom[i] = succ[0] if succ[0] < hi else _EXIT
         else:
             ipdom[i] = meet(*succ)
-    join = ipdom[lo]
-    join = None if join == _EXIT or ins.target <= ins.index else int(join)
+    found = ipdom[lo]
+    join = None
+    if found != _EXIT and ins.target > ins.index:
+        if found < hi:
+            join = Join((found,), found)
+        else:  # the loop's head: stop at the arms' back edges to it
+            head = found - hi
+            edges = [i for i in _region(instructions, (ins.target, ins.index + 1), ())
+                     if back_edge(instructions[i]) == head]
+            join = Join(edges, head)
     _joins[key] = (instructions, join)
     return join
 
 
-def _region(instructions, starts, join):
-    """The indices executed on some path from ``starts`` up to ``join``."""
+def _region(instructions, starts, stops):
+    """The indices executed on some path from ``starts`` up to one of
+    ``stops`` (a path's back edge ends it)."""
     seen = set()
-    todo = [s for s in starts if s != join]
+    todo = [s for s in starts if s not in stops]
     while todo:
         i = todo.pop()
         if i in seen:
             continue
         seen.add(i)
-        todo.extend(s for s in _successors(instructions[i]) if s != join and s not in seen)
+        succ = _successors(instructions[i]) or ()
+        todo.extend(s for s in succ if s not in stops and s not in seen)
     return seen
 
 
 def run_arm(vm, frame, instructions, start, join):
-    """Execute ``frame`` from ``start`` until control reaches ``join``
-    (forward jumps only; a nested data-dependent branch speculates too)."""
+    """Execute ``frame`` from ``start`` until control reaches one of
+    ``join.stops`` (forward jumps only; a nested data-dependent branch
+    speculates too)."""
     pc = start
-    while pc != join:
-        if pc > join:
+    stops = join.stops
+    while pc not in stops:
+        if pc > join.last:
             raise Speculating("an arm jumped past its join")
         ins = instructions[pc]
         frame.lasti = pc
@@ -137,6 +183,8 @@ def run_arm(vm, frame, instructions, start, join):
             pc += 1
         elif type(nxt) is int and nxt > pc:
             pc = nxt
+        elif nxt == join.resume and type(nxt) is int:
+            return  # a nested branch merged at the same loop head
         else:
             raise Speculating("unexpected control flow in a speculative arm")
 
@@ -164,14 +212,19 @@ def try_merge(vm, frame, ins, cond):
             frame.fast[:] = fast0
             frame.stack[:] = stack0 + pushed
             rng = torch.random.get_rng_state()
-            run_arm(vm, frame, instructions, start, join)
+            cap.journals.append(Journal())
+            try:
+                run_arm(vm, frame, instructions, start, join)
+            finally:
+                appended = cap.journals.pop().take_back()
             with torch._C.DisableTorchFunction():  # our own check: not recorded
                 drew = not torch.equal(rng, torch.random.get_rng_state())
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
-            results.append((list(frame.fast), list(frame.stack)))
+            results.append((list(frame.fast), list(frame.stack), appended))
             marks.append(len(cap.recorder.graph.nodes))
-        dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms], join))
+        dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms],
+                                                   join.stops))
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
@@ -184,8 +237,59 @@ def try_merge(vm, frame, ins, cond):
         frame.stack[:] = stack0
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
         return None
-    frame.fast[:], frame.stack[:] = merged
-    return join
+    frame.fast[:], frame.stack[:], appends = merged
+    for lst, items in appends:
+        if cap.journals:  # (inside an outer arm: its journal takes these back too)
+            cap.journals[-1].note(lst)
+        lst.extend(items)
+    return join.resume
+
+
+class Journal:
+    """The lists of the run that one speculative arm appended to, so that
+    the appends can be taken back after the arm (and merged at the join).
+    ``append`` is the one write an arm may make (``out.append(row * 2)``
+    in one arm, ``out.append(-row)`` in the other)."""
+
+    __slots__ = ("lengths",)
+
+    def __init__(self):
+        self.lengths = {}  # id(list) -> (list, its length before the arm's first append)
+
+    def note(self, lst):
+        if id(lst) not in self.lengths:
+            self.lengths[id(lst)] = (lst, len(lst))
+
+    def take_back(self):
+        """Undo the arm's appends; return ``{id: (list, items appended)}``."""
+        appended = {}
+        for key, (lst, length) in self.lengths.items():
+            appended[key] = (lst, lst[length:])
+            del lst[length:]
+        return appended
+
+
+def appended_to(cap, fn, args, kwargs):
+    """If ``fn(*args)`` is ``append`` on a list of the run (not outside
+    state) while an arm runs, note the list in the arm's journal and return
+    it; otherwise None."""
+    if kwargs or not cap.journals:
+        return None
+    if fn is _LIST_APPEND and len(args) == 2:
+        lst = args[0]
+    elif getattr(fn, "__name__", None) == "append" and len(args) == 1 \
+            and type(fn) is _BUILTIN_METHOD:
+        lst = fn.__self__
+    else:
+        return None
+    if type(lst) is not list or cap.refgraph.is_outside(lst):
+        return None
+    cap.journals[-1].note(lst)
+    return lst
+
+
+_LIST_APPEND = list.append
+_BUILTIN_METHOD = type([].append)
 
 
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST",
@@ -207,17 +311,20 @@ def _merge(cap, cond, jumps_if_true, results, dead, marks):
     """Merge the two arms' locals and stacks with ``torch.where``, or with
     ``torch.cond`` when gradients flow through a merged value
     (:mod:`.condmerge`); ``marks`` delimit the nodes each arm recorded."""
-    (fast_fall, stack_fall), (fast_taken, stack_taken) = results
-    if len(stack_fall) != len(stack_taken):
+    (fast_fall, stack_fall, app_fall), (fast_taken, stack_taken, app_taken) = results
+    if len(stack_fall) != len(stack_taken) or app_fall.keys() != app_taken.keys() or any(
+            len(app_fall[k][1]) != len(app_taken[k][1]) for k in app_fall):
         return None
     # The fall-through arm runs when the jump is not taken.
     then_fast, else_fast = (fast_taken, fast_fall) if jumps_if_true else (fast_fall, fast_taken)
     then_stack, else_stack = (stack_taken, stack_fall) if jumps_if_true else \
         (stack_fall, stack_taken)
+    then_app, else_app = (app_taken, app_fall) if jumps_if_true else (app_fall, app_taken)
     fast_pairs = [(NULL, NULL) if dead(i) and (a is not b) else (a, b)
                   for i, (a, b) in enumerate(zip(then_fast, else_fast))]
+    app_pairs = [pair for k in then_app for pair in zip(then_app[k][1], else_app[k][1])]
     pairs = [(a, a) if _same_scalar(cap, a, b) else (a, b)
-             for a, b in fast_pairs + list(zip(then_stack, else_stack))]
+             for a, b in fast_pairs + list(zip(then_stack, else_stack)) + app_pairs]
     # Called with the recording mode on: these ops go into the graph.
     pick = cond.bool() if cond.dtype is not torch.bool else cond
     pick = pick.reshape(()) if pick.dim() else pick
@@ -237,7 +344,12 @@ def _merge(cap, cond, jumps_if_true, results, dead, marks):
         values = [_merge_value(cap, pick, a, b) for a, b in pairs]
     if values is None or any(v is _CONFLICT for v in values):
         return None
-    return values[:len(fast_pairs)], values[len(fast_pairs):]
+    n_fast, n_app = len(fast_pairs), len(app_pairs)
+    appends, at = [], len(values) - n_app
+    for lst, items in then_app.values():
+        appends.append((lst, values[at:at + len(items)]))
+        at += len(items)
+    return values[:n_fast], values[n_fast:len(values) - n_app], appends
 
 
 _CONFLICT = object()

@@ -272,6 +272,150 @@ def test_unmergeable_arms_break_and_stay_correct(fn, capsys):
         torch.testing.assert_close(actual, expected)
 
 
+# -- inside loops, and appends to a list of the run ------------------------------
+def per_row_append(x):
+    out = []
+    for row in x:
+        if row.sum() > 0:
+            out.append(row * 2)
+        else:
+            out.append(-row)
+    return torch.stack(out)
+
+
+def per_row_nested(x):
+    out = []
+    for row in x:
+        if row.sum() > 0:
+            if row[0] > 0:
+                out.append(row * 3)
+            else:
+                out.append(row * 2)
+        else:
+            out.append(-row)
+    return torch.stack(out)
+
+
+def per_row_continue(x):
+    acc = x[0] * 0
+    for row in x:
+        if row.sum() > 0:
+            continue
+        acc = acc + row
+    return acc
+
+
+def while_rows(x):
+    i = 0
+    acc = x[0] * 0
+    while i < x.shape[0]:
+        if x[i].sum() > 0:
+            acc = acc + x[i]
+        else:
+            acc = acc - x[i] * 2
+        i += 1
+    return acc
+
+
+def append_outside_a_loop(x):
+    out = [x]
+    if x.sum() > 0:
+        out.append(x + 1)
+    else:
+        out.append(x - 1)
+    return out
+
+
+def _mixed_rows(seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(5, 3, generator=gen)
+
+
+def _same(a, b):
+    if isinstance(b, list):
+        assert isinstance(a, list) and len(a) == len(b)
+        for p, q in zip(a, b):
+            torch.testing.assert_close(p, q)
+    else:
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("fn", [per_row_append, per_row_nested, per_row_continue, while_rows,
+                                append_outside_a_loop], ids=lambda f: f.__name__)
+def test_branch_in_a_loop_or_appending_merges_without_a_break(fn):
+    # An if at the end of a loop's body joins at the loop's head (each arm
+    # ends in its own back edge); appends to a list of the run are taken
+    # back after each arm and merged item by item.
+    explanation = pyinterp.explain(fn, _mixed_rows(0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(5):  # rows of both signs, a different mix each call
+        x = _mixed_rows(seed)
+        _same(traced(x), fn(x))
+    assert len(traced._entries) == 1
+
+
+def arms_append_different_counts(x):
+    out = []
+    for row in x:
+        if row.sum() > 0:
+            out.append(row * 2)
+            out.append(row)
+        else:
+            out.append(-row)
+    return out
+
+
+def arm_appends_to_outside_list(x):
+    for row in x:
+        if row.sum() > 0:
+            SEEN.append(row * 2)
+        else:
+            SEEN.append(-row)
+    return x * 1
+
+
+@pytest.mark.parametrize("fn", [arms_append_different_counts, arm_appends_to_outside_list],
+                         ids=lambda f: f.__name__)
+def test_appends_that_cannot_merge_break_and_stay_correct(fn):
+    del SEEN[:]
+    explanation = pyinterp.explain(fn, _mixed_rows(0))
+    assert explanation.graph_break_count >= 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(4):
+        x = _mixed_rows(seed)
+        del SEEN[:]
+        expected, eager_seen = fn(x), list(SEEN)
+        del SEEN[:]
+        _same(traced(x), expected)
+        _same(list(SEEN), eager_seen)
+    del SEEN[:]
+
+
+def test_per_row_branch_with_gradients_matches_eager():
+    w0 = torch.tensor([0.5, 2.0, 1.0])
+
+    def per_row_grad(x, w):
+        out = []
+        for row in x:
+            if row.sum() > 0:
+                out.append((row * w).sqrt())
+            else:
+                out.append(row * w)
+        return torch.stack(out).sum()
+
+    def inputs(k):
+        x = _mixed_rows(k).abs() * torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0])[:, None]
+        if k % 2:
+            x = -x
+        return [x, w0.clone().requires_grad_(True)]
+
+    explanation = pyinterp.explain(per_row_grad, *inputs(0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    _grads_match(per_row_grad, inputs, "eager")
+
+
 # -- gradients: torch.cond instead of torch.where ------------------------------
 def sqrt_or_double(x):
     if x.min() > 0:
