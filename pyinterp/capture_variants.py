@@ -163,6 +163,7 @@ _VARIANTS = {
     "JUMP_IF_FALSE_OR_POP": _jump_if,
     "BINARY_OP": scalars.binary_op,
     "UNARY_NEGATIVE": scalars.unary_negative,
+    "COMPARE_OP": scalars.compare_op,
 }
 _captured_cache = {}
 

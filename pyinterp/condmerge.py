@@ -16,7 +16,9 @@ tensor of the same shape, dtype and device in both arms.  Outputs that are
 an operand unchanged are cloned (a branch may not return its input).  The
 result binds each merged value to the *taken* arm's real tensor, so the
 first, interpreted call has eager's autograd history too.  None when the
-rules do not hold: the caller then breaks the graph.
+rules do not hold: the caller then breaks the graph.  Nor may a parameter
+(a leaf that requires grad) be used by one arm only: eager leaves its
+``.grad`` None when the other arm runs, ``torch.cond`` would give zeros.
 """
 import operator
 
@@ -60,6 +62,8 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
             _operand(o, inside, operands)
     if any(u not in inside for n in inside for u in n.users):
         return None  # (speculation lets nothing else use an arm's values)
+    if _one_arm_leaf(operands, arms, outs, inside):
+        return None
     graph = rec.graph
     names = []
     for kind, nodes, arm_outs in zip(("then", "else"), arms, outs):
@@ -85,6 +89,25 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
         rec._bind(taken, item)
         merged[id(a), id(b)] = taken
     return [a if a is b else merged[id(a), id(b)] for a, b in pairs]
+
+
+def _one_arm_leaf(operands, arms, outs, inside):
+    """True if a leaf tensor that requires grad (a parameter) is used by one
+    arm only, and by no op before the branch.  When the other arm runs,
+    eager leaves its ``.grad`` None (an optimizer then skips it); through
+    ``torch.cond`` it would get zeros."""
+    then_nodes, else_nodes = (set(nodes) for nodes in arms)
+    for p in operands:
+        value = p.meta.get("example_value") if p.op == "placeholder" else None
+        if not (isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf):
+            continue
+        if any(u not in inside for u in p.users):
+            continue  # (used before the branch: eager gives it a gradient either way)
+        in_then = p in outs[0] or any(u in then_nodes for u in p.users)
+        in_else = p in outs[1] or any(u in else_nodes for u in p.users)
+        if in_then != in_else:
+            return True
+    return False
 
 
 def _operand(node, inside, operands):

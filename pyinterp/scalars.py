@@ -38,10 +38,16 @@ What a tracked float may do without a break (everything else is a
   ``print``/logging argument; the mock reads it from a graph output with
   ``.item()``.
 
-Comparisons, truth tests, formatting, hashing, indexing, and any native
-call other than the above feed Python control flow or data the mock cannot
-recompute: those break (``if t.sum().item() > 0`` is a break, which is
-correct: the branch depends on data).
+A comparison with a plain number that feeds a conditional jump
+(``if random.random() < self.p:``) is recorded as a 0-d bool node, and the
+jump sees that tensor: the branch is then data-dependent, and
+:mod:`.speculate` runs both arms and merges them, or breaks as for
+``if x.sum() > 0``.  Its truth value is the Python comparison's.
+
+Other comparisons, truth tests, formatting, hashing, indexing, and any
+native call other than the above feed Python control flow or data the mock
+cannot recompute: those break (``x = s > 0`` is a break, which is correct:
+the value depends on data).
 """
 import dis
 import operator
@@ -301,12 +307,72 @@ def unary_negative(vm, frame, ins, base):
     return result
 
 
+_BRANCHES = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+                       "POP_JUMP_FORWARD_IF_FALSE"})
+
+
+def _branch_on_compare(vm, frame, ins):
+    """True if ``ins`` is a comparison of a tracked float with a plain
+    number (or another tracked float) whose result only feeds the
+    conditional jump after it (the ``*_OR_POP`` forms would leave it on
+    the stack for the program to see)."""
+    cap = vm.capture
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    table = cap.scalars
+    if not (table.tracks(lhs) or table.tracks(rhs)) or not (_plain_number(lhs)
+                                                             and _plain_number(rhs)):
+        return False
+    following = vm.variant(frame.code)
+    return ins.index + 1 < len(following) and following[ins.index + 1].opname in _BRANCHES
+
+
+def compare_op(vm, frame, ins, base):
+    """The capture variant of ``COMPARE_OP``: a comparison of a tracked
+    float that feeds a conditional jump pushes a 0-d bool tensor (its
+    node records the comparison), so the jump is a data-dependent branch
+    (see the module docstring)."""
+    cap = vm.capture
+    if not (cap.scalars and cap.active) or cap.speculating or ins.argval not in _COMPARISONS \
+            or not _branch_on_compare(vm, frame, ins):
+        return base(vm, frame, ins)
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    table = cap.scalars
+    devices = {table.device(v) for v in (lhs, rhs) if table.tracks(v)}
+    if len(devices) > 1:
+        cap.break_graph("data-dependent-value", "a comparison of Python floats the graph "
+                        "computes on different devices")
+        return base(vm, frame, ins)
+    op = _COMPARISONS[ins.argval]
+    rec = cap.recorder
+    try:
+        operands = tuple(table.node(v, rec) if table.tracks(v) else v for v in (lhs, rhs))
+    except Unrepresentable as e:
+        cap.break_graph(e.kind, e.message)
+        return base(vm, frame, ins)
+    truth = op(lhs, rhs)  # plain numbers: the real comparison, nothing to run
+    with torch._C.DisableTorchFunction():  # the value of the node below: not an op
+        cond = torch.tensor(truth, device=devices.pop())
+    rec.record(op, operands, {}, cond)
+    del stack[-2:]
+    stack.append(cond)
+    return None
+
+
+_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+                "==": operator.eq, "!=": operator.ne}
+
+
 def check_instruction(cap, frame, ins):
     """Break before an instruction that would consume a tracked float in a
     way the graph cannot follow (see the module docstring)."""
     name = ins.opname
     if name in _MOVES:
         return
+    if name == "COMPARE_OP" and ins.argval in _COMPARISONS and not cap.speculating \
+            and _branch_on_compare(cap.vm, frame, ins):
+        return  # (the variant records it: compare_op)
     table = cap.scalars
     if name in _STORES and _stored_where_unseen(cap, name, frame.stack):
         cap.break_graph("data-dependent-value", "%s of a Python float the graph computes into "

@@ -11,7 +11,9 @@ trace would have to break.  If both ways rejoin, both are run:
   data-dependent branch inside an arm is speculated in turn).  An ``if``
   at the end of a loop's body has no such instruction (each arm ends in
   its own jump back to the loop's head); there the join is the loop's
-  head, reached by those jumps;
+  head, reached by those jumps.  When every path returns (``if c: return
+  x`` then ``return y``, outside any ``try``/``with``), the join is the
+  return: the returned values are merged;
 * inside the arms nothing may write outside state, call something impure
   or consume the RNG (:class:`Speculating` is raised before such a write
   happens, and the RNG state is compared after each arm).  The one write
@@ -31,6 +33,7 @@ the arm the real program would take, so the run's results do not change.
 import torch
 
 from . import condmerge
+from .decode import SUSPENDABLE_FLAGS
 from .errors import PyinterpInternal
 from .opcodes.signals import NULL
 
@@ -80,17 +83,20 @@ class Join:
     runs up to (not included), and ``resume``, where the merged frame goes
     on.  A forward join is one instruction, both.  A loop's head is reached
     by the arms' own back edges: they are the stops, the head is ``resume``
-    (a back edge does nothing but jump)."""
+    (a back edge does nothing but jump).  A return join (``returns``)
+    stops at the arms' ``RETURN_VALUE``s and resumes at one of them, with
+    the merged value on the stack; no local is read after it."""
 
-    __slots__ = ("stops", "resume", "last")
+    __slots__ = ("stops", "resume", "last", "returns")
 
-    def __init__(self, stops, resume):
+    def __init__(self, stops, resume, returns=False):
         self.stops = frozenset(stops)
         self.resume = resume
         self.last = max(self.stops)
+        self.returns = returns
 
 
-def join_of(instructions, ins):
+def join_of(instructions, ins, suspends=False):
     """The :class:`Join` of the conditional jump ``ins``: its immediate
     post-dominator, the first instruction every path from both arms reaches
     (nested ``if``s, ``and``/``or`` chains and ``else`` arms included), or
@@ -103,7 +109,7 @@ def join_of(instructions, ins):
     ``t`` (before the branch) goes to a virtual node ``hi + t`` past the
     window: two chains that reach the same one meet there.
     """
-    key = (id(instructions), ins.index)
+    key = (id(instructions), ins.index, suspends)
     cached = _joins.get(key)
     if cached is not None and cached[0] is instructions:
         return cached[1]
@@ -113,10 +119,18 @@ def join_of(instructions, ins):
     def up(i):
         return _EXIT if i >= hi else ipdom[i]
 
+    returning = hi + len(instructions)  # the virtual node every return goes to
+    # (a generator's return raises StopIteration; inside a try or with, a
+    # return runs handlers or __exit__ on its way)
+    may_return = ins.exc_target is None and not suspends
+
     def back_edge(x):
-        """The loop head ``x`` jumps back to, if it encloses the branch."""
+        """The loop head ``x`` jumps back to, if it encloses the branch, or
+        ``len(instructions)`` for a return that may be a join."""
         if x.opname in _BACK_EDGES and x.target <= lo and x.exc_target is None:
             return x.target
+        if x.opname == "RETURN_VALUE" and may_return:
+            return len(instructions)
         return None
 
     def meet(a, b):
@@ -143,11 +157,11 @@ def join_of(instructions, ins):
     if found != _EXIT and ins.target > ins.index:
         if found < hi:
             join = Join((found,), found)
-        else:  # the loop's head: stop at the arms' back edges to it
+        else:  # the loop's head or the return: stop at the arms' edges to it
             head = found - hi
             edges = [i for i in _region(instructions, (ins.target, ins.index + 1), ())
                      if back_edge(instructions[i]) == head]
-            join = Join(edges, head)
+            join = Join(edges, edges[0], True) if found == returning else Join(edges, head)
     _joins[key] = (instructions, join)
     return join
 
@@ -198,7 +212,7 @@ def try_merge(vm, frame, ins, cond):
     if not isinstance(cond, torch.Tensor) or cond.numel() != 1:
         return None
     instructions = vm.variant(frame.code)
-    join = join_of(instructions, ins)
+    join = join_of(instructions, ins, bool(frame.code.co_flags & SUSPENDABLE_FLAGS))
     if join is None:
         return None
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
@@ -223,8 +237,11 @@ def try_merge(vm, frame, ins, cond):
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack), appended))
             marks.append(len(cap.recorder.graph.nodes))
-        dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms],
-                                                   join.stops))
+        if join.returns:
+            dead = _ALL_DEAD
+        else:
+            dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms],
+                                                       join.stops))
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
@@ -294,6 +311,10 @@ _BUILTIN_METHOD = type([].append)
 
 _READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST",
                     "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CLOSURE"})
+
+
+def _ALL_DEAD(slot):
+    return True
 
 
 def _dead_outside(instructions, inside):

@@ -33,9 +33,8 @@ def f_tolist(x):
 
 
 def f_bool(x):
-    if x.sum() > 0:  # BREAK
-        return x * 2
-    return x * -3
+    positive = bool(x.sum() > 0)  # BREAK
+    return x * 2 if positive else x * -3
 
 
 def f_int(x):

@@ -30,7 +30,7 @@ def break_in_loop(x):
 
 def two_breaks(x):
     a = round(x.sum().item(), 4)  # FIRST
-    if x.mean() > 0:  # SECOND
+    if bool(x.mean() > 0):  # SECOND (an explicit bool(): not a branch to merge)
         return x * a
     return x - a
 

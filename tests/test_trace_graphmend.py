@@ -196,17 +196,46 @@ def nested_arm_writes_outside(x, y):
     return x
 
 
-@pytest.mark.parametrize("fn", [nested_arm_returns, nested_arm_writes_outside],
+def nested_arm_returns_in_a_loop(x, y):
+    for _ in range(2):
+        if x.sum() > 0:
+            if y.sum() > 0:
+                return x * 2
+            x = x + 1
+    return x
+
+
+def test_branches_whose_paths_all_return_merge_the_returned_values():
+    # Every path returns (outside any try/with): the join is the return.
+    explanation = pyinterp.explain(nested_arm_returns, *_pair(1.0, 1.0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    traced = pyinterp.trace(nested_arm_returns, backend="eager")
+    for sx, sy in SIGN_PAIRS:
+        torch.testing.assert_close(traced(*_pair(sx, sy)), nested_arm_returns(*_pair(sx, sy)))
+    assert len(traced._entries) == 1
+
+
+def arm_returns_inside_with(x):
+    with torch.no_grad():
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+
+
+@pytest.mark.parametrize("fn", [nested_arm_returns_in_a_loop, nested_arm_writes_outside,
+                                arm_returns_inside_with],
                          ids=lambda f: f.__name__)
 def test_compound_condition_that_cannot_merge_breaks_and_stays_correct(fn):
-    explanation = pyinterp.explain(fn, *_pair(1.0, 1.0))
+    args = _pair(1.0, 1.0)
+    explanation = pyinterp.explain(fn, *args[:fn.__code__.co_argcount])
     assert explanation.graph_break_count >= 1
     traced = pyinterp.trace(fn, backend="eager")
+    n = fn.__code__.co_argcount
     for sx, sy in SIGN_PAIRS:
         del SEEN[:]
-        expected, seen = fn(*_pair(sx, sy)), list(SEEN)
+        expected, seen = fn(*_pair(sx, sy)[:n]), list(SEEN)
         del SEEN[:]
-        torch.testing.assert_close(traced(*_pair(sx, sy)), expected)
+        torch.testing.assert_close(traced(*_pair(sx, sy)[:n]), expected)
         assert SEEN == seen
 
 

@@ -117,6 +117,22 @@ def scalar_stored_on_object(x, y):
     return x * box.value
 
 
+def scalar_in_if(x, y):
+    # (a comparison feeding a jump: a data-dependent branch, merged)
+    if y.sum().item() > 0:
+        return x
+    return -x
+
+
+def scalar_in_if_with_else(x, y):
+    s = y.sum().item()
+    if s > 0.25:
+        h = x * 2
+    else:
+        h = x - 1
+    return h * s
+
+
 @pytest.mark.parametrize("fn,shapes", [
     (item_scale, [(3,), (4,)]),
     (item_arithmetic, [(3,), (4,)]),
@@ -128,6 +144,8 @@ def scalar_stored_on_object(x, y):
     (item_through_helper, [(3,), (4,)]),
     (item_int_tensor_times_float, [(3,), (4,)]),
     (item_into_list, [(3,), (4,)]),
+    (scalar_in_if, [(3,), (4,)]),
+    (scalar_in_if_with_else, [(3,), (4,)]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_scalar_stays_in_graph(fn, shapes):
     _check_in_graph(fn, *shapes)
@@ -148,10 +166,9 @@ def test_scalar_under_inductor_matches_eager():
         assert actual[1] == pytest.approx(expected[1])
 
 
-def scalar_in_if(x, y):
-    if y.sum().item() > 0:
-        return x
-    return -x
+def scalar_compared_into_a_value(x, y):
+    flag = y.sum().item() > 0
+    return x, flag
 
 
 def scalar_formatted(x, y):
@@ -174,7 +191,8 @@ def scalar_to_native_builtin(x, y):
     return x * max(y.sum().item(), 0.5)
 
 
-@pytest.mark.parametrize("fn", [scalar_in_if, scalar_formatted, scalar_to_factory, scalar_divides,
+@pytest.mark.parametrize("fn", [scalar_compared_into_a_value, scalar_formatted,
+                                scalar_to_factory, scalar_divides,
                                 int_item, scalar_to_native_builtin, scalar_stored_on_object],
                          ids=lambda f: f.__name__)
 def test_scalar_uses_that_break_stay_correct(fn):
@@ -182,11 +200,11 @@ def test_scalar_uses_that_break_stay_correct(fn):
 
 
 def test_scalar_compared_under_fullgraph_names_the_line():
-    traced = pyinterp.trace(scalar_in_if, fullgraph=True, backend="eager")
+    traced = pyinterp.trace(scalar_compared_into_a_value, fullgraph=True, backend="eager")
     with pytest.raises(pyinterp.GraphBreakError) as info:
         traced(*_args(0, (3,), (4,)))
     assert info.value.kind == "data-dependent-value"
-    assert info.value.lineno == scalar_in_if.__code__.co_firstlineno + 1
+    assert info.value.lineno == scalar_compared_into_a_value.__code__.co_firstlineno + 1
 
 
 def test_scalar_in_data_dependent_if_arm_is_not_merged_as_equal():
@@ -282,7 +300,52 @@ def random_int(x):
     return x * random.randint(1, 5)
 
 
-@pytest.mark.parametrize("fn", [random_in_condition, random_int], ids=lambda f: f.__name__)
+def test_branch_on_a_recomputed_float_is_merged():
+    # The mock draws random.random() again; the branch on it is a
+    # data-dependent branch of the graph (both arms, merged).
+    explanation = pyinterp.explain(random_in_condition, *_args(0, (3,)))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    traced = pyinterp.trace(random_in_condition, backend="eager")
+    for seed in range(8):  # both arms taken, in some order
+        (x,) = _args(seed, (3,))
+        random.seed(seed)
+        expected, state_eager = random_in_condition(x), random.getstate()
+        random.seed(seed)
+        actual, state_traced = traced(x), random.getstate()
+        torch.testing.assert_close(actual, expected)
+        assert state_traced == state_eager
+    assert len(traced._entries) == 1
+
+
+def test_branch_on_a_float_with_gradients_through_one_arm_only_breaks():
+    # A parameter used by one arm only: eager leaves its .grad None when the
+    # other arm runs; torch.cond would give zeros, so this is a break.
+    lin = torch.nn.Linear(3, 3)
+
+    def fn(x):
+        if random.random() < 0.5:
+            return x
+        return x + lin(x)
+
+    explanation = pyinterp.explain(fn, *_args(0, (3,)))
+    assert explanation.graph_break_count >= 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(6):
+        (x,) = _args(seed, (3,))
+        grads = []
+        for f in (fn, traced):
+            lin.zero_grad(set_to_none=True)
+            random.seed(seed)
+            out = f(x.clone().requires_grad_(True))
+            out.sum().backward()
+            grads.append((out.detach(), lin.weight.grad))
+        torch.testing.assert_close(grads[1][0], grads[0][0])
+        assert (grads[1][1] is None) == (grads[0][1] is None)
+        if grads[0][1] is not None:
+            torch.testing.assert_close(grads[1][1], grads[0][1])
+
+
+@pytest.mark.parametrize("fn", [random_int], ids=lambda f: f.__name__)
 def test_impure_values_that_cannot_be_recomputed_break(fn):
     explanation = pyinterp.explain(fn, *_args(0, (3,)))
     assert explanation.graph_break_count >= 1
