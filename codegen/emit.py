@@ -43,7 +43,7 @@ import contextlib
 import sys
 import types
 
-from bytecode import BinaryOp, Bytecode, Compare, CompilerFlags, Instr, Label
+from bytecode import BinaryOp, Bytecode, Compare, CompilerFlags, Instr, Label, SetLineno
 
 PY312 = sys.version_info >= (3, 12)
 """3.12 dropped ``PRECALL`` and the backward conditional jumps, and folded
@@ -97,6 +97,7 @@ class Emitter:
         self.filename = filename
         self.first_lineno = first_lineno
         self.lineno = first_lineno
+        self._line_set = first_lineno  # (RESUME, first in the code, has it)
         self.instructions = []
         self._placed = set()
 
@@ -108,10 +109,13 @@ class Emitter:
         The escape hatch for instructions with no helper; the caller is
         then responsible for the per-version differences.
         """
-        if arg is _NO_ARG:
-            instr = Instr(name, lineno=self.lineno)
-        else:
-            instr = Instr(name, arg, lineno=self.lineno)
+        if self.lineno != self._line_set:
+            # One SetLineno per line rather than a line on every
+            # instruction: an Instr built with a location costs twice as
+            # much, and a guard has thousands.
+            self.instructions.append(SetLineno(self.lineno))
+            self._line_set = self.lineno
+        instr = Instr(name) if arg is _NO_ARG else Instr(name, arg)
         self.instructions.append(instr)
         return instr
 
