@@ -4,6 +4,8 @@ The interpreted program's "exception being handled" lives in the real
 thread state (``vm.set_handled``), exactly where CPython keeps it, so that
 implicit chaining and ``sys.exc_info()`` behave natively.
 """
+import sys
+
 from .registry import opcode
 
 
@@ -123,12 +125,19 @@ def check_exc_match(vm, frame, ins):
     stack.append(exception_matches(stack[-1], match_type))
 
 
+_NO_MATCH_KEEPS_SPLIT_REST = sys.version_info >= (3, 12)
+"""3.11's ``CHECK_EG_MATCH`` drops ``split``'s rest when nothing matched."""
+
+
 @opcode("CHECK_EG_MATCH")
 def check_eg_match(vm, frame, ins):
     """``(exc, type -- rest, match)`` ``except*``: split ``exc`` into the part
     matching ``type`` and the rest.  A bare matching exception is wrapped in
-    an ``ExceptionGroup("", [exc])``.  With no match, the stack becomes
-    ``(exc, None)``; with one, ``match`` becomes the exception being handled.
+    an ``ExceptionGroup("", [exc])``.  With a match, ``match`` becomes the
+    exception being handled.  With none, the stack becomes ``(exc, None)``
+    on 3.11; 3.12+ keep what ``split`` gave as the rest, which is a derived
+    copy of the group (``__suppress_context__`` set, as ``derive`` copies
+    set the cause) when ``exc`` is a group.
 
     RefGraph: none.
     """
@@ -151,8 +160,10 @@ def check_eg_match(vm, frame, ins):
     elif isinstance(exc, BaseExceptionGroup):
         match, rest = vm.call(vm.load_attr(exc, "split"), (match_type,))
     else:
-        match = rest = None
+        match, rest = None, exc
     if match is None:
+        if _NO_MATCH_KEEPS_SPLIT_REST:
+            stack[-1] = rest
         stack.append(None)
         return
     stack[-1] = rest
