@@ -307,14 +307,19 @@ def test_branch_on_a_recomputed_float_is_merged():
     assert explanation.graph_break_count == 0, explanation.break_reasons
     traced = pyinterp.trace(random_in_condition, backend="eager")
     for seed in range(8):  # both arms taken, in some order
-        (x,) = _args(seed, (3,))
-        random.seed(seed)
-        expected, state_eager = random_in_condition(x), random.getstate()
-        random.seed(seed)
-        actual, state_traced = traced(x), random.getstate()
-        torch.testing.assert_close(actual, expected)
-        assert state_traced == state_eager
+        _same_from_seed(traced, random_in_condition, seed)
     assert len(traced._entries) == 1
+
+
+def _same_from_seed(traced, fn, seed):
+    """Same result and same ``random`` state afterwards, from ``seed``."""
+    (x,) = _args(seed, (3,))
+    random.seed(seed)
+    expected, state_eager = fn(x), random.getstate()
+    random.seed(seed)
+    actual, state_traced = traced(x), random.getstate()
+    torch.testing.assert_close(actual, expected)
+    assert state_traced == state_eager
 
 
 def test_branch_on_a_float_with_gradients_through_one_arm_only_breaks():
@@ -351,13 +356,7 @@ def test_impure_values_that_cannot_be_recomputed_break(fn):
     assert explanation.graph_break_count >= 1
     traced = pyinterp.trace(fn, backend="eager")
     for seed in range(CALLS):
-        (x,) = _args(seed, (3,))
-        random.seed(seed)
-        expected, state_eager = fn(x), random.getstate()
-        random.seed(seed)
-        actual, state_traced = traced(x), random.getstate()
-        torch.testing.assert_close(actual, expected)
-        assert state_traced == state_eager
+        _same_from_seed(traced, fn, seed)
 
 
 def scalar_on_local_object_then_native(x, y):
