@@ -70,13 +70,7 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
         name = "%s_branch_%d" % (kind, len(rec.submodules) // 2)
         rec.submodules[name] = _subgraph(nodes, arm_outs, operands, rec.submodules)
         names.append(name)
-    for n in reversed(list(graph.nodes)):
-        if n in inside:
-            graph.erase_node(n)
-    for key, n in list(rec.node_of.items()):
-        if n in inside:  # the arms' own tensors: gone with their nodes
-            del rec.node_of[key]
-            rec.tensor_of.pop(key, None)
+    rec.erase(inside)  # (the arms' own tensors go with their nodes)
     pred = rec.node_for(pick)
     node = graph.call_function(torch.ops.higher_order.cond, (
         pred, graph.get_attr(names[0]), graph.get_attr(names[1]), tuple(operands)))
@@ -86,7 +80,7 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
         taken = a if taken_is_then else b
         item = graph.call_function(operator.getitem, (node, i))
         item.meta["example_value"] = taken
-        rec._bind(taken, item)
+        rec.bind(taken, item)
         merged[id(a), id(b)] = taken
     return [a if a is b else merged[id(a), id(b)] for a, b in pairs]
 

@@ -220,6 +220,7 @@ def try_merge(vm, frame, ins, cond):
     rng0 = torch.random.get_rng_state()
     results = []
     marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
+    ops0 = cap.recorder.op_count
     cap.speculating += 1
     try:
         for start, pushed in arms:
@@ -253,6 +254,7 @@ def try_merge(vm, frame, ins, cond):
         frame.fast[:] = fast0
         frame.stack[:] = stack0
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
+        _discard_arms(cap.recorder, marks[0], ops0)
         return None
     frame.fast[:], frame.stack[:], appends = merged
     for lst, items in appends:
@@ -260,6 +262,15 @@ def try_merge(vm, frame, ins, cond):
             cap.journals[-1].note(lst)
         lst.extend(items)
     return join.resume
+
+
+def _discard_arms(rec, mark, op_count):
+    """Erase the ops the arms recorded (the graph's nodes from ``mark`` on;
+    ``op_count`` ops before them): after a failed speculation nothing can
+    reach their values, and the eager backend would run them on every
+    call.  Graph inputs stay."""
+    rec.erase({n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"})
+    rec.op_count = op_count
 
 
 class Journal:

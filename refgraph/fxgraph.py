@@ -60,13 +60,25 @@ class GraphRecorder:
         node = self.graph.placeholder(_placeholder_name(source, len(self.inputs)))
         node.meta["example_value"] = tensor
         self.inputs.append((source, tensor, node))
-        self._bind(tensor, node)
+        self.bind(tensor, node)
         return node
 
-    def _bind(self, tensor, node):
+    def bind(self, tensor, node):
+        """``node`` stands for ``tensor`` from now on."""
         self.node_of[id(tensor)] = node
         self.tensor_of[id(tensor)] = tensor
         self.pinned.append(tensor)
+
+    def erase(self, nodes):
+        """Remove ``nodes`` (op nodes of this graph that no other node uses)
+        and forget the tensors they stood for."""
+        for n in reversed(list(self.graph.nodes)):
+            if n in nodes:
+                self.graph.erase_node(n)
+        for key, n in list(self.node_of.items()):
+            if n in nodes:
+                del self.node_of[key]
+                self.tensor_of.pop(key, None)
 
     def map_arg(self, value):
         """``value`` with tensors replaced by nodes, checked to be storable."""
@@ -110,7 +122,7 @@ class GraphRecorder:
         torch = self.torch
         if isinstance(result, torch.Tensor):
             node.meta["example_value"] = result
-            self._bind(result, node)
+            self.bind(result, node)
         elif isinstance(result, (tuple, list)):
             for i, item in enumerate(result):
                 if isinstance(item, (torch.Tensor, tuple, list)):

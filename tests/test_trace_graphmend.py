@@ -445,6 +445,34 @@ def test_per_row_branch_with_gradients_matches_eager():
     _grads_match(per_row_grad, inputs, "eager")
 
 
+def arm_computes_then_writes_outside(x):
+    if x.sum() > 0:
+        y = x.exp()
+        SEEN.append(1)
+        x = x + y
+    return x
+
+
+def test_failed_speculation_leaves_no_ops_in_the_graph():
+    # The arm recorded exp() before the write refused it; nothing can reach
+    # that value, and the eager backend would run it on every call.
+    del SEEN[:]
+    explanation = pyinterp.explain(arm_computes_then_writes_outside, torch.ones(3))
+    del SEEN[:]
+    assert explanation.graph_break_count == 1
+    before_break = explanation.graphs[0]
+    assert [n.target for n in before_break.graph.nodes if n.op == "call_method"] == ["sum", "gt"]
+    assert explanation.ops_per_graph[0] == 2
+    traced = pyinterp.trace(arm_computes_then_writes_outside, backend="eager")
+    for sign in SIGNS:
+        (x,) = _inputs(sign, (3,))
+        expected, eager_seen = arm_computes_then_writes_outside(x), list(SEEN)
+        del SEEN[:]
+        torch.testing.assert_close(traced(x), expected)
+        assert SEEN == eager_seen
+        del SEEN[:]
+
+
 # -- gradients: torch.cond instead of torch.where ------------------------------
 def sqrt_or_double(x):
     if x.min() > 0:
