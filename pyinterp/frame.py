@@ -46,17 +46,29 @@ class Frame:
         """The source line of the instruction being executed."""
         return self.instructions[self.lasti].lineno
 
+    def __repr__(self):
+        return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
+
+
+class _FrameThatMayDieBound(Frame):
+    """A frame that may die with values still bound: a generator's (dropped
+    while suspended) or one an exception left (a traceback keeps it).  It
+    frees its locals first slot first, then its stack bottom first, as
+    CPython's frame clear does.  (A list frees its items last first, so
+    both are reversed; the slots are then freed in declaration order.)
+    Other frames free their locals on return (:func:`release_locals`) and
+    do without the finalizer, which costs a Python call per frame."""
+
+    __slots__ = ()
+
     def __del__(self):
-        # A frame that dies with values still in it (a generator abandoned
-        # while suspended, a frame kept by a traceback) frees its locals
-        # first slot first, then its stack bottom first, as CPython's frame
-        # clear does.  A list frees its items last first, so reverse both;
-        # the slots are then freed in declaration order (fast, stack).
         self.fast.reverse()
         self.stack.reverse()
 
-    def __repr__(self):
-        return "<pyinterp Frame %s line %s>" % (self.code.co_qualname, self.lineno)
+
+def may_die_bound(frame):
+    """Give ``frame`` the finalizer of :class:`_FrameThatMayDieBound`."""
+    frame.__class__ = _FrameThatMayDieBound
 
 
 def release_locals(frame):

@@ -20,7 +20,7 @@ import inspect
 import types
 
 from .decode import CLEANUP_THROW_IN_BYTECODE
-from .frame import release_locals
+from .frame import may_die_bound, release_locals
 from .opcodes.signals import GENERATOR, RETURN, YIELD
 
 CO_GENERATOR = inspect.CO_GENERATOR
@@ -44,6 +44,7 @@ def start_generator(vm, frame):
     """Run the frame's prologue up to ``RETURN_GENERATOR`` and wrap it."""
     signal = vm.resume(frame, None)
     frame.back = None  # see _step
+    may_die_bound(frame)  # (dropped while suspended)
     assert signal is GENERATOR, signal
     flags = frame.code.co_flags
     if flags & CO_COROUTINE:

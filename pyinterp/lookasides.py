@@ -373,7 +373,7 @@ def _warn(vm, args, kwargs):
                 frame = _frame_back(frame)
     if frame is None:
         globals, filename, lineno = (sys.__dict__,) + _NO_FRAME_LOCATION
-    elif type(frame) is Frame:
+    elif isinstance(frame, Frame):
         globals, filename, lineno = frame.globals, frame.code.co_filename, frame.lineno
     else:
         globals, filename, lineno = frame.f_globals, frame.f_code.co_filename, frame.f_lineno
@@ -396,7 +396,7 @@ def issue_warning(vm, message, source=None):
 
 def _frame_back(frame):
     """The calling frame: interpreted frames, then the host's real ones."""
-    if type(frame) is not Frame:
+    if not isinstance(frame, Frame):
         return frame.f_back
     if frame.back is not None:
         return frame.back
@@ -404,7 +404,7 @@ def _frame_back(frame):
 
 
 def _is_internal_frame(frame):
-    code = frame.code if type(frame) is Frame else frame.f_code
+    code = frame.code if isinstance(frame, Frame) else frame.f_code
     filename = code.co_filename
     return "importlib" in filename and "_bootstrap" in filename
 

@@ -19,7 +19,7 @@ from .errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
                      INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from .opcodes.fastpath import NATIVE_ITERATORS
-from .frame import Frame, decoded_for
+from .frame import Frame, decoded_for, may_die_bound
 from .opcodes.signals import NULL
 from . import opcodes as _opcodes_package
 
@@ -237,6 +237,7 @@ class Interpreter:
             # exception leaves: its values die now, even if the traceback
             # keeps the frame itself alive.
             del frame.stack[:]
+            may_die_bound(frame)
             self._leave(frame)
             try:
                 excstate.reraise(exc)
