@@ -19,7 +19,7 @@ from .errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
                      INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from .opcodes.fastpath import NATIVE_ITERATORS
-from .frame import Frame, decoded_for, may_die_bound
+from .frame import Frame, decoded_for, may_die_bound, release_locals
 from .opcodes.signals import NULL
 from . import opcodes as _opcodes_package
 
@@ -98,6 +98,7 @@ class Interpreter:
     def run_frame(self, frame):
         """Run a non-generator frame to completion and return its value."""
         self.resume(frame, None)
+        release_locals(frame)
         return frame.retval
 
     def resume(self, frame, thrown=None):
