@@ -4,7 +4,7 @@ When a conditional jump meets a one-element tensor (``if x.sum() > 0:``,
 ``a and b`` on tensors), the branch depends on tensor data and a plain
 trace would have to break.  If both ways rejoin, both are run:
 
-* the join is the branch's immediate post-dominator (:func:`join_of`);
+* the join is the branch's immediate post-dominator (:func:`.joins.join_of`);
   every path from the branch to it must go forward without returning,
   raising, looping or entering a ``try``, so ``else`` arms, ``elif``
   chains, nested ``if``s and ``and``/``or`` chains qualify (a nested
@@ -32,7 +32,7 @@ the arm the real program would take, so the run's results do not change.
 """
 import torch
 
-from . import condmerge
+from . import condmerge, joins
 from .decode import SUSPENDABLE_FLAGS
 from .errors import PyinterpInternal
 from .opcodes.signals import NULL
@@ -44,141 +44,11 @@ _JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE",
 # 3.11's value forms of ``and``/``or``: the condition stays on the stack
 # when the jump is taken.
 _KEEPS_ON_JUMP = frozenset({"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
-_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
-_BACK_EDGES = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
-_NOT_IN_ARMS = frozenset({
-    "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "YIELD_VALUE",
-    "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "SEND", "SETUP_FINALLY",
-    "BEFORE_WITH", "PUSH_EXC_INFO", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
-    "DELETE_DEREF", "IMPORT_NAME", "STORE_NAME", "DELETE_NAME",
-})
-# How far past a branch its join is looked for (instructions).
-_WINDOW = 2000
-_EXIT = float("inf")
 
 
 class Speculating(PyinterpInternal):
     """Raised inside a speculative arm before an outside write or an impure
     call: the arm cannot be run both ways."""
-
-
-def _successors(x):
-    """Where control goes after ``x`` (forward only), or None if it leaves
-    the region an arm may span: a return, a raise, a loop's back edge, an
-    instruction inside a ``try`` or one of ``_NOT_IN_ARMS``."""
-    if x.opname in _NOT_IN_ARMS or x.exc_target is not None:
-        return None
-    if x.target is None:
-        return (x.index + 1,)
-    if x.target <= x.index:
-        return None
-    return (x.target,) if x.opname in _UNCONDITIONAL else (x.target, x.index + 1)
-
-
-_joins = {}
-
-
-class Join:
-    """Where both arms of a branch meet: ``stops``, the instructions an arm
-    runs up to (not included), and ``resume``, where the merged frame goes
-    on.  A forward join is one instruction, both.  A loop's head is reached
-    by the arms' own back edges: they are the stops, the head is ``resume``
-    (a back edge does nothing but jump).  A return join (``returns``)
-    stops at the arms' ``RETURN_VALUE``s and resumes at one of them, with
-    the merged value on the stack; no local is read after it."""
-
-    __slots__ = ("stops", "resume", "last", "returns")
-
-    def __init__(self, stops, resume, returns=False):
-        self.stops = frozenset(stops)
-        self.resume = resume
-        self.last = max(self.stops)
-        self.returns = returns
-
-
-def join_of(instructions, ins, suspends=False):
-    """The :class:`Join` of the conditional jump ``ins``: its immediate
-    post-dominator, the first instruction every path from both arms reaches
-    (nested ``if``s, ``and``/``or`` chains and ``else`` arms included), or
-    the head of the loop around it when each arm ends in a back edge to
-    it; None if some path leaves first (see :func:`_successors`).
-
-    Control flow inside the window only goes forward, so post-dominators
-    are found in one backward pass, meeting two chains by walking the lower
-    one up (each step increases the index).  A back edge to a loop's head
-    ``t`` (before the branch) goes to a virtual node ``hi + t`` past the
-    window: two chains that reach the same one meet there.
-    """
-    key = (id(instructions), ins.index, suspends)
-    cached = _joins.get(key)
-    if cached is not None and cached[0] is instructions:
-        return cached[1]
-    lo, hi = ins.index, min(len(instructions), ins.index + _WINDOW)
-    ipdom = {}
-
-    def up(i):
-        return _EXIT if i >= hi else ipdom[i]
-
-    returning = hi + len(instructions)  # the virtual node every return goes to
-    # (a generator's return raises StopIteration; inside a try or with, a
-    # return runs handlers or __exit__ on its way)
-    may_return = ins.exc_target is None and not suspends
-
-    def back_edge(x):
-        """The loop head ``x`` jumps back to, if it encloses the branch, or
-        ``len(instructions)`` for a return that may be a join."""
-        if x.opname in _BACK_EDGES and x.target <= lo and x.exc_target is None:
-            return x.target
-        if x.opname == "RETURN_VALUE" and may_return:
-            return len(instructions)
-        return None
-
-    def meet(a, b):
-        while a != b:
-            if a < b:
-                a = up(a)
-            else:
-                b = up(b)
-        return a
-
-    for i in range(hi - 1, lo - 1, -1):
-        succ = _successors(instructions[i]) if i > lo else (ins.target, ins.index + 1)
-        head = back_edge(instructions[i]) if i > lo else None
-        if head is not None:
-            ipdom[i] = hi + head
-        elif succ is None:
-            ipdom[i] = _EXIT
-        elif len(succ) == 1:
-            ipdom[i] = succ[0] if succ[0] < hi else _EXIT
-        else:
-            ipdom[i] = meet(*succ)
-    found = ipdom[lo]
-    join = None
-    if found != _EXIT and ins.target > ins.index:
-        if found < hi:
-            join = Join((found,), found)
-        else:  # the loop's head or the return: stop at the arms' edges to it
-            head = found - hi
-            edges = [i for i in _region(instructions, (ins.target, ins.index + 1), ())
-                     if back_edge(instructions[i]) == head]
-            join = Join(edges, edges[0], True) if found == returning else Join(edges, head)
-    _joins[key] = (instructions, join)
-    return join
-
-
-def _region(instructions, starts, stops):
-    """The indices executed on some path from ``starts`` up to one of
-    ``stops`` (a path's back edge ends it)."""
-    seen = set()
-    todo = [s for s in starts if s not in stops]
-    while todo:
-        i = todo.pop()
-        if i in seen:
-            continue
-        seen.add(i)
-        succ = _successors(instructions[i]) or ()
-        todo.extend(s for s in succ if s not in stops and s not in seen)
-    return seen
 
 
 def run_arm(vm, frame, instructions, start, join):
@@ -212,7 +82,7 @@ def try_merge(vm, frame, ins, cond):
     if not isinstance(cond, torch.Tensor) or cond.numel() != 1:
         return None
     instructions = vm.variant(frame.code)
-    join = join_of(instructions, ins, bool(frame.code.co_flags & SUSPENDABLE_FLAGS))
+    join = joins.join_of(instructions, ins, bool(frame.code.co_flags & SUSPENDABLE_FLAGS))
     if join is None:
         return None
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
@@ -239,9 +109,9 @@ def try_merge(vm, frame, ins, cond):
             results.append((list(frame.fast), list(frame.stack), appended))
             marks.append(len(cap.recorder.graph.nodes))
         if join.returns:
-            dead = _ALL_DEAD
+            dead = joins.ALL_DEAD
         else:
-            dead = _dead_outside(instructions, _region(instructions, [a for a, _ in arms],
+            dead = joins.dead_outside(instructions, joins.region(instructions, [a for a, _ in arms],
                                                        join.stops))
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
@@ -318,25 +188,6 @@ def appended_to(cap, fn, args, kwargs):
 
 _LIST_APPEND = list.append
 _BUILTIN_METHOD = type([].append)
-
-
-_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST",
-                    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CLOSURE"})
-
-
-def _ALL_DEAD(slot):
-    return True
-
-
-def _dead_outside(instructions, inside):
-    """Slots no instruction outside the arms (the indices ``inside``) reads:
-    a value an arm leaves there (``clamp_value`` in transformers' fp16
-    clamp) can be dropped."""
-    read = set()
-    for x in instructions:
-        if x.index not in inside and x.opname in _READS:
-            read.update(x.argval if isinstance(x.argval, tuple) else (x.argval,))
-    return lambda slot: slot not in read
 
 
 def _merge(cap, cond, jumps_if_true, results, dead, marks):
