@@ -65,11 +65,13 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
     if _one_arm_leaf(operands, arms, outs, inside):
         return None
     graph = rec.graph
-    names = []
-    for kind, nodes, arm_outs in zip(("then", "else"), arms, outs):
-        name = "%s_branch_%d" % (kind, len(rec.submodules) // 2)
-        rec.submodules[name] = _subgraph(nodes, arm_outs, operands, rec.submodules)
-        names.append(name)
+    try:  # (both built before either is kept)
+        branches = [_subgraph(nodes, arm_outs, operands, rec.submodules)
+                    for nodes, arm_outs in zip(arms, outs)]
+    except KeyError:  # an arm uses a node the other arm made (a float's, made lazily)
+        return None
+    names = ["%s_branch_%d" % (kind, len(rec.submodules) // 2) for kind in ("then", "else")]
+    rec.submodules.update(zip(names, branches))
     rec.erase(inside)  # (the arms' own tensors go with their nodes)
     pred = rec.node_for(pick)
     node = graph.call_function(torch.ops.higher_order.cond, (

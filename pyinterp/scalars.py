@@ -42,7 +42,10 @@ A comparison with a plain number that feeds a conditional jump
 (``if random.random() < self.p:``) is recorded as a 0-d bool node, and the
 jump sees that tensor: the branch is then data-dependent, and
 :mod:`.speculate` runs both arms and merges them, or breaks as for
-``if x.sum() > 0``.  Its truth value is the Python comparison's.
+``if x.sum() > 0``.  Its truth value is the Python comparison's.  The
+arms of such a branch may compute with tracked floats in turn (a float's
+node made inside an arm and used by both keeps ``torch.cond`` from
+merging them: with gradients that is a break).
 
 Other comparisons, truth tests, formatting, hashing, indexing, and any
 native call other than the above feed Python control flow or data the mock
@@ -240,8 +243,7 @@ def tensor_op_args(cap, func, name, args, kwargs):
     float (the float replaced by its node, cast as a Python scalar would
     be), or None after breaking the graph when the op cannot take it."""
     table = cap.scalars
-    if name not in _TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2 \
-            or cap.speculating:
+    if name not in _TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2:
         return _refuse(cap, "%s() of a Python float the graph computes" % (name or func))
     tensors = [a for a in args if isinstance(a, Tensor)]
     if len(tensors) != 1 or not any(table.tracks(a) for a in args):
@@ -273,7 +275,7 @@ def binary_op(vm, frame, ins, base):
         return base(vm, frame, ins)
     symbol = _NB_SYMBOL.get(ins.arg)
     op = _ARITHMETIC.get(symbol)
-    if op is None or cap.speculating or not (_plain_number(lhs) and _plain_number(rhs)) \
+    if op is None or not (_plain_number(lhs) and _plain_number(rhs)) \
             or (op is operator.truediv and (table.tracks(rhs) or rhs == 0)):
         cap.break_graph("data-dependent-value",
                         "%r on a Python float the graph computes" % symbol)
@@ -333,7 +335,7 @@ def compare_op(vm, frame, ins, base):
     node records the comparison), so the jump is a data-dependent branch
     (see the module docstring)."""
     cap = vm.capture
-    if not (cap.scalars and cap.active) or cap.speculating or ins.argval not in _COMPARISONS \
+    if not (cap.scalars and cap.active) or ins.argval not in _COMPARISONS \
             or not _branch_on_compare(vm, frame, ins):
         return base(vm, frame, ins)
     stack = frame.stack
@@ -370,7 +372,7 @@ def check_instruction(cap, frame, ins):
     name = ins.opname
     if name in _MOVES:
         return
-    if name == "COMPARE_OP" and ins.argval in _COMPARISONS and not cap.speculating \
+    if name == "COMPARE_OP" and ins.argval in _COMPARISONS \
             and _branch_on_compare(cap.vm, frame, ins):
         return  # (the variant records it: compare_op)
     table = cap.scalars
