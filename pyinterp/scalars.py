@@ -43,9 +43,9 @@ A comparison with a plain number that feeds a conditional jump
 jump sees that tensor: the branch is then data-dependent, and
 :mod:`.speculate` runs both arms and merges them, or breaks as for
 ``if x.sum() > 0``.  Its truth value is the Python comparison's.  The
-arms of such a branch may compute with tracked floats in turn (a float's
-node made inside an arm and used by both keeps ``torch.cond`` from
-merging them: with gradients that is a break).
+arms of such a branch may compute with tracked floats in turn (the nodes
+of the floats in the frame's slots are made before the arms, so that
+``torch.cond`` can take them as operands of both).
 
 Other comparisons, truth tests, formatting, hashing, indexing, and any
 native call other than the above feed Python control flow or data the mock

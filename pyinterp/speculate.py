@@ -36,6 +36,7 @@ from . import condmerge, joins
 from .decode import SUSPENDABLE_FLAGS
 from .errors import PyinterpInternal
 from .opcodes.signals import NULL
+from .refgraph.fxgraph import Unrepresentable
 
 _JUMP_IF_TRUE = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE",
                            "JUMP_IF_TRUE_OR_POP"})
@@ -87,6 +88,7 @@ def try_merge(vm, frame, ins, cond):
         return None
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
+    _nodes_before_arms(cap, fast0 + stack0)
     rng0 = torch.random.get_rng_state()
     results = []
     marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
@@ -132,6 +134,20 @@ def try_merge(vm, frame, ins, cond):
             cap.journals[-1].note(lst)
         lst.extend(items)
     return join.resume
+
+
+def _nodes_before_arms(cap, values):
+    """Make the nodes of the tracked floats in ``values`` now: a node made
+    lazily inside one arm and used by the other would keep ``torch.cond``
+    from splitting the arms' ops in two."""
+    table = cap.scalars
+    if table:
+        for value in values:
+            if table.tracks(value):
+                try:
+                    table.node(value, cap.recorder)
+                except Unrepresentable:
+                    pass  # (from another graph: its use in an arm breaks)
 
 
 def _discard_arms(rec, mark, op_count):
@@ -220,8 +236,9 @@ def _merge(cap, cond, jumps_if_true, results, dead, marks):
             for lo, hi in ((marks[0], marks[1]), (marks[1], marks[2])))
         then_nodes, else_nodes = (taken_nodes, fall_nodes) if jumps_if_true else \
             (fall_nodes, taken_nodes)
-        if any(cap.scalars.tracks(v) for pair in pairs for v in pair):
-            return None
+        if any(a is not b and (cap.scalars.tracks(a) or cap.scalars.tracks(b))
+               for a, b in pairs):
+            return None  # (a float that differs between the arms: not a tensor to merge)
         values = condmerge.merge(cap.recorder, pick, taken_is_then, then_nodes, else_nodes, pairs)
     else:
         values = [_merge_value(cap, pick, a, b) for a, b in pairs]

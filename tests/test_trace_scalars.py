@@ -174,10 +174,13 @@ def test_scalar_stays_in_graph(fn, shapes):
 
 @pytest.mark.parametrize("fn", [scalar_in_both_arms, scalar_in_nested_compare],
                          ids=lambda f: f.__name__)
-def test_scalar_in_arms_with_gradients_matches_eager(fn):
-    # With gradients the arms would become a torch.cond; the float's node,
-    # made by the first arm that used it, is shared with the other arm, so
-    # this is a break for now.  Results and gradients stay eager's.
+def test_scalar_in_arms_with_gradients_uses_cond_and_matches_eager(fn):
+    # With gradients the arms become a torch.cond; the float's node is made
+    # before the arms, so both subgraphs take it as an operand.
+    explanation = pyinterp.explain(fn, _args(0, (3,))[0].requires_grad_(True),
+                                   _args(0, (3,), (4,))[1])
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert "higher_order.cond" in explanation.graphs[0].code
     traced = pyinterp.trace(fn, backend="eager")
     for seed in range(CALLS + 2):
         x, y = _args(seed, (3,), (4,))
