@@ -217,19 +217,24 @@ def f(xs):
 ''', args=([1, 2, 3],), entry='f', families=('generators', 'classes'))
 
 
-# A temporary operand of an instruction that raises dies at once in CPython
-# (the operand is popped); pyinterp's host frames in the traceback kept it
-# (and, after the handler, the frame's locals) alive, and so did the run
-# loop's own local naming the last value it loaded (slow profile, 3.12;
-# this was also the known divergence exception_from_instruction_freed_after_
-# handler: v(1), v.nope, v + 1, len(v), ... in a try, then the handler).
-OPERAND_OF_RAISING_INSTRUCTION_DIES = Program(source='''\
+# The prelude of the examples about when __del__ runs: C0 logs its death.
+DEL_LOGGER = '''\
 G = []
 class C0:
     def __init__(self, v):
         self.v = v
     def __del__(self):
         G.append(('del', self.v))
+'''
+
+
+# A temporary operand of an instruction that raises dies at once in CPython
+# (the operand is popped); pyinterp's host frames in the traceback kept it
+# (and, after the handler, the frame's locals) alive, and so did the run
+# loop's own local naming the last value it loaded (slow profile, 3.12;
+# this was also the known divergence exception_from_instruction_freed_after_
+# handler: v(1), v.nope, v + 1, len(v), ... in a try, then the handler).
+OPERAND_OF_RAISING_INSTRUCTION_DIES = Program(source=DEL_LOGGER + '''\
 def f(log):
     v = C0(3)
     try:
@@ -293,13 +298,7 @@ def f(log):
 # first: a suspended generator that is dropped, or a frame kept by a
 # traceback until the handler ends.  pyinterp's frame once let its locals
 # list die, which frees them last slot first (slow profile, 3.11).
-FRAME_LOCALS_DIE_FIRST_SLOT_FIRST = Program(source='''\
-G = []
-class C0:
-    def __init__(self, v):
-        self.v = v
-    def __del__(self):
-        G.append(('del', self.v))
+FRAME_LOCALS_DIE_FIRST_SLOT_FIRST = Program(source=DEL_LOGGER + '''\
 def gen(n):
     a = b = C0(1)
     c = C0(2)
