@@ -1197,14 +1197,15 @@ class _Writer:
             lambda: "%s * %s" % (e("str"), e("float")),
             lambda: "%s < %s" % (e("list"), e("str")),
             lambda: "None + %s" % e("int"),
-            lambda: "%s[%s]" % (e("dict"), e("list")),
+            lambda: "(%s)[%s]" % (e("dict"), e("list")),
             lambda: "len(%s)" % e("int"),
             lambda: "int(%s)" % e("list"),
             lambda: "sum([%s])" % e("str"),
             lambda: "sorted([%s, %s])" % (e("int"), e("str")),
             lambda: "%r %% %s" % ("%d", e("str")),
             lambda: "[%s][0](%s)" % (e("str"), e("int")),
-            lambda: "%s.nope" % e(self.choice(VALUE_TYPES)),
+            # (parenthesized: ``0.nope`` does not even parse)
+            lambda: "(%s).nope" % e(self.choice(VALUE_TYPES)),
             lambda: "{%s: 1}" % e("list"),
         ]
         objs = self.objects(scope)
