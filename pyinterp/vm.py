@@ -16,8 +16,8 @@ from . import (attributes, calls, containers, dunders, excstate, generators,
                importing, operators, text)
 from . import lookup as lookup_module
 from .errors import PyinterpInternal, StackEffectError
-from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST, INLINE_NOTHING,
-                     INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
+from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST,
+                     INLINE_NOTHING, INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from .opcodes.fastpath import NATIVE_ITERATORS
 from .frame import Frame, decoded_for, may_die_bound, release_locals
 from .opcodes.signals import NULL
@@ -27,8 +27,6 @@ from . import opcodes as _opcodes_package
 # interpreter's (host frames), not the program's.
 _HOST_DIRS = tuple(sorted({os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                            for m in (sys.modules[__package__], _opcodes_package)}))
-
-
 
 
 def _release_host_frames(exc):
@@ -44,17 +42,26 @@ def _release_host_frames(exc):
     left alone, and so are generator frames (clearing a suspended one
     would finalize its generator).  Run loops are kept too: each holds an
     interpreted frame, whose locals a CPython traceback keeps alive.
+
+    Only the entries above the next run loop are new: the exception left
+    that loop through its own ``_unwind``, which released what lies below.
+    (Walking the whole traceback at every level was quadratic in the depth
+    of an exception's way out of recursive code.)
     """
     tb = exc.__traceback__
+    head = True
     while tb is not None:
         frame = tb.tb_frame
         code = frame.f_code
-        if code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & SUSPENDABLE_FLAGS \
-                and code is not _LOOP_CODE:
+        if code is _LOOP_CODE:
+            if not head:
+                break
+        elif code.co_filename.startswith(_HOST_DIRS) and not code.co_flags & SUSPENDABLE_FLAGS:
             try:
                 frame.clear()
-            except RuntimeError:  # still executing (the catching loop)
+            except RuntimeError:  # still executing
                 pass
+        head = False
         tb = tb.tb_next
 
 # dis.stack_effect() describes the compiler's accounting, which differs from
