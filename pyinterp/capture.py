@@ -18,7 +18,7 @@ import os
 
 import torch
 
-from . import scalars
+from . import scalars, tracked_ints
 from .errors import GraphBreakSignal
 from .refgraph.breaks import BreakRecord
 from .refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -74,6 +74,7 @@ class Capture:
     def __init__(self, fullgraph=False):
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
+        self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
         self.recorder = GraphRecorder(self.refgraph.source_of, self._scalar_node)
         self.fullgraph = fullgraph
         self.active = True
@@ -156,6 +157,7 @@ class Capture:
         self.recorder = GraphRecorder(source_or_earlier, self._scalar_node)
         # A resume point hands live values over as plain Python floats.
         self.scalars = scalars.ScalarTable()
+        self.ints.clear()
 
     def _scalar_node(self, value):
         return self.scalars.node(value, self.recorder)
@@ -173,13 +175,19 @@ class Capture:
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
         graph_args = args
-        if prop is None and self.scalars and (self.scalars.carried(args)
+        if self.ints.operand is not None and prop is None:
+            graph_args = tracked_ints.tensor_op_args(self, func, name, args, kwargs)
+            if graph_args is None:
+                return func(*args, **kwargs)
+        elif prop is None and self.scalars and (self.scalars.carried(args)
                                               or self.scalars.carried(kwargs)):
             graph_args = scalars.tensor_op_args(self, func, name, args, kwargs)
             if graph_args is None:
                 return func(*args, **kwargs)
         elif name in _DATA_DEPENDENT and prop is None:
             result = scalars.produce(self, func, name, args, kwargs)
+            if result is None and not kwargs:
+                result = tracked_ints.produce(self, func, name, args)
             if result is not None:
                 return result
         if prop is None:

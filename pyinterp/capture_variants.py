@@ -15,7 +15,7 @@ import functools
 
 import torch
 
-from . import scalars
+from . import scalars, tracked_ints
 from .frame import decoded_for
 from .refgraph.sources import Attr, Item, Root
 from .resume import SPLIT_POINTS, PreState
@@ -174,10 +174,13 @@ def captured_instructions(code):
     entry = _captured_cache.get(id(code))
     if entry is not None and entry[0] is decoded:
         return entry[1]
+    # A frame that may hold ints the graph computes runs every instruction
+    # through tracked_ints.step, which follows them (none inline).
+    tracking = tracked_ints.may_produce(code)
     out = []
     for ins in decoded.instructions:
         variant = _VARIANTS.get(ins.opname)
-        if variant is None and ins.inline:
+        if variant is None and ins.inline and not tracking:
             out.append(ins)
             continue
         copy = ins.copy()
@@ -185,6 +188,8 @@ def captured_instructions(code):
         # Every non-trivial instruction records where it is, so that a
         # guard or break names the user's line.
         copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
+        if tracking:
+            copy.fn = functools.partial(_run_tracking, copy.fn)
         out.append(copy)
     out = tuple(out)
     _captured_cache[id(code)] = (decoded, out)
@@ -204,6 +209,10 @@ def _run_variant(variant, base, vm, frame, ins):
     if cap.scalars and cap.active:
         scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
+
+
+def _run_tracking(run, vm, frame, ins):
+    return tracked_ints.step(vm, frame, ins, run)
 
 
 def _plain(vm, frame, ins, base):

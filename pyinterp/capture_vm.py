@@ -19,7 +19,8 @@ import types
 
 import torch
 
-from . import attributes, calls, containers, hybrid, operators, scalars, speculate
+from . import (attributes, calls, containers, hybrid, operators, scalars, speculate,
+               tracked_ints)
 from .capture import is_torch_function
 from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
 from .capture_variants import captured_instructions
@@ -348,6 +349,8 @@ class CaptureInterpreter(Interpreter):
             cap.top_callees += 1  # would be traced by a native entry (hybrid.py)
         if not cap.active:
             return calls.call(self, fn, args, kwargs)
+        if self.capture.ints:
+            tracked_ints.check_native_call(self.capture, fn)
         if self.capture.scalars and not is_deferred(fn) \
                 and not scalars.check_call(self.capture, fn, args, kwargs):
             return calls.call(self, fn, args, kwargs)

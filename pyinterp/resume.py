@@ -78,6 +78,8 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
         raise Unsupported("inside a try/with block, or code with cells")
     if code.co_flags & SUSPENDABLE_FLAGS:
         raise Unsupported("generator code")
+    if cap.ints:
+        raise Unsupported("a Python int the graph computes is live (it would be a constant)")
     argc = ins.arg
     consumed = argc + 2
     below = pre.stack[:-consumed] if consumed <= len(pre.stack) else None

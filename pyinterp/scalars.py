@@ -15,9 +15,10 @@ float the same way (:func:`recompute`).
 The run keeps the real ``float`` objects (the program sees exactly what it
 would natively) and remembers them by identity in :class:`ScalarTable`
 (they stay alive for the whole capture, so an id is never reused).  Only
-floats are tracked: ``int``/``bool`` results may be interned objects that
-other code shares, so ``int(t)``/``bool(t)``/``random.randint`` stay
-breaks.
+floats are tracked by identity: ``int``/``bool`` results may be interned
+objects that other code shares.  :mod:`.tracked_ints` tracks the ints and
+bools of ``.item()``/``int(t)`` by the stack slot or local that holds them
+instead; ``bool(t)`` and ``random.randint`` stay breaks.
 
 What a tracked float may do without a break (everything else is a
 ``data-dependent-value`` break, checked *before* the instruction runs):
@@ -63,13 +64,13 @@ from .refgraph.fxgraph import Unrepresentable
 Tensor = torch.Tensor
 
 # BINARY_OP operators allowed between a tracked float and a number.
-_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul, "/=": operator.truediv}
-_NB_SYMBOL = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)}
+NB_SYMBOL = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)}
 
 # Tensor ops that take a tracked float as an operand (as a 0-d tensor cast
 # to the op's result dtype, which is how a Python scalar operand behaves).
-_TENSOR_ARITHMETIC = frozenset({
+TENSOR_ARITHMETIC = frozenset({
     "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__",
     "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__",
     "__div__", "__rdiv__", "__idiv__", "add", "add_", "sub", "sub_", "subtract", "mul",
@@ -243,7 +244,7 @@ def tensor_op_args(cap, func, name, args, kwargs):
     float (the float replaced by its node, cast as a Python scalar would
     be), or None after breaking the graph when the op cannot take it."""
     table = cap.scalars
-    if name not in _TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2:
+    if name not in TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2:
         return _refuse(cap, "%s() of a Python float the graph computes" % (name or func))
     tensors = [a for a in args if isinstance(a, Tensor)]
     if len(tensors) != 1 or not any(table.tracks(a) for a in args):
@@ -273,8 +274,8 @@ def binary_op(vm, frame, ins, base):
     if not table or not cap.active or not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
-    symbol = _NB_SYMBOL.get(ins.arg)
-    op = _ARITHMETIC.get(symbol)
+    symbol = NB_SYMBOL.get(ins.arg)
+    op = ARITHMETIC.get(symbol)
     if op is None or not (_plain_number(lhs) and _plain_number(rhs)) \
             or (op is operator.truediv and (table.tracks(rhs) or rhs == 0)):
         cap.break_graph("data-dependent-value",

@@ -89,6 +89,9 @@ def try_merge(vm, frame, ins, cond):
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
     _nodes_before_arms(cap, fast0 + stack0)
+    ints0 = cap.ints.snapshot()  # where tracked ints are (tracked_ints.py)
+    cap.ints.make_nodes(cap.recorder)
+    int_places = []
     rng0 = torch.random.get_rng_state()
     results = []
     marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
@@ -98,6 +101,7 @@ def try_merge(vm, frame, ins, cond):
         for start, pushed in arms:
             frame.fast[:] = fast0
             frame.stack[:] = stack0 + pushed
+            cap.ints.restore(ints0)
             rng = torch.random.get_rng_state()
             cap.journals.append(Journal())
             try:
@@ -109,12 +113,15 @@ def try_merge(vm, frame, ins, cond):
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack), appended))
+            int_places.append(cap.ints.snapshot())
             marks.append(len(cap.recorder.graph.nodes))
         if join.returns:
             dead = joins.ALL_DEAD
         else:
             dead = joins.dead_outside(instructions, joins.region(instructions, [a for a, _ in arms],
                                                        join.stops))
+        if not cap.ints.same(*int_places):
+            raise Speculating("the arms leave Python ints the graph computes in different places")
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
@@ -125,10 +132,12 @@ def try_merge(vm, frame, ins, cond):
     if merged is None:
         frame.fast[:] = fast0
         frame.stack[:] = stack0
+        cap.ints.restore(ints0)
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
         _discard_arms(cap.recorder, marks[0], ops0)
         return None
     frame.fast[:], frame.stack[:], appends = merged
+    cap.ints.restore(int_places[0])
     for lst, items in appends:
         if cap.journals:  # (inside an outer arm: its journal takes these back too)
             cap.journals[-1].note(lst)

@@ -167,7 +167,7 @@ class LoopNet(torch.nn.Module):
 
     def forward(self, x):
         for block in self.blocks:
-            x = block(x) + int(x.abs().argmax())
+            x = block(x) + x[0, int(x.abs().argmax())]
         LOG.append("done")
         return scaled(x)
 
@@ -178,7 +178,7 @@ class TryNet(LoopNet):
             k = int(x.abs().argmax())
         except ValueError:
             k = 0
-        return scaled(self.blocks[0](x) + k)
+        return scaled(self.blocks[0](x) + x[0, k])
 
 
 class WithNet(LoopNet):

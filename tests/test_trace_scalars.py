@@ -224,17 +224,13 @@ def scalar_divides(x, y):
     return x * (1.0 / y.sum().item())
 
 
-def int_item(x, y):
-    return x * (y > 0).sum().item()
-
-
 def scalar_to_native_builtin(x, y):
     return x * max(y.sum().item(), 0.5)
 
 
 @pytest.mark.parametrize("fn", [scalar_compared_into_a_value, scalar_formatted,
                                 scalar_to_factory, scalar_divides,
-                                int_item, scalar_to_native_builtin, scalar_stored_on_object],
+                                scalar_to_native_builtin, scalar_stored_on_object],
                          ids=lambda f: f.__name__)
 def test_scalar_uses_that_break_stay_correct(fn):
     _check_breaks(fn, (3,), (4,))

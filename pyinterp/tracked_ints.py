@@ -1,0 +1,785 @@
+"""Python ints and bools the graph computes: ``.item()``/``int(t)`` of an
+integer or bool tensor, tracked by *where they are*.
+
+``n = (y > 0).sum().item()`` then ``x.sum() / n``: ``n`` only feeds a
+tensor op again, so nothing needs to leave the graph; ``n`` stands for a
+0-d int64 node (bool for ``.item()`` of a bool tensor), as floats do in
+:mod:`.scalars`.  Floats are tracked by identity, but ints cannot be: the
+3 that ``int(t)`` returns is the same object as the 3 of ``range(3)`` or of
+a constant, so "is this value tracked?" has no answer by value.  Here the
+answer is by *location*: a :class:`Shadow` per frame names the stack slots
+and local variables that hold a tracked int, and every instruction of the
+frame updates it.
+
+Only frames whose code may produce one (its names include ``item`` or
+``int``: :func:`may_produce`) can hold tracked ints.  Their instructions
+all run through the capture variants (none inline), so :func:`step` sees
+every move.  What a tracked int may do without a break:
+
+* move inside its frame: ``LOAD_FAST``, ``STORE_FAST``, ``DELETE_FAST``,
+  ``POP_TOP``, ``COPY``, ``SWAP``;
+* be an operand of tensor arithmetic (``x * n``, ``n - x``, ``x / n``,
+  ``torch.mul(x, n)``, ``x.add(n)``...): the node, cast to the op's result
+  dtype, replaces it (which is how torch treats a Python scalar operand);
+* Python ``+``, ``-``, ``*`` with another int (plain or tracked): the
+  result is tracked in turn (int64 arithmetic: past 2**63 Python's ints
+  would differ); ``+ - * /`` with a float or ``/`` by a non-zero plain
+  number gives a float tracked by :mod:`.scalars`;
+* a comparison that feeds a conditional jump, or a truth test by a jump
+  (``if (y > 0).any().item():``): the jump sees a 0-d bool tensor, and the
+  branch is data-dependent (:mod:`.speculate` merges it, or it breaks).
+
+Anything else that reads a tracked int breaks the graph *before* it runs:
+calls (other than the tensor ops above), returns, containers, formatting,
+stores, yields, other frames.  A split at a break while a tracked int is
+live is refused (the resume function would get it as a constant); the
+call then finishes natively.  ``locals()``-like introspection breaks while
+any tracked int is live.
+"""
+import dis
+import operator
+import sys
+
+import torch
+
+from . import scalars
+from .frame import decoded_for
+from .opcodes.signals import NULL
+from .refgraph.fxgraph import Unrepresentable
+
+Tensor = torch.Tensor
+
+_PRODUCER_NAMES = frozenset({"item", "int"})
+_PRODUCED_BY = frozenset({"item", "__int__"})
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+               "+=": operator.add, "-=": operator.sub, "*=": operator.mul}
+_DIVISIONS = frozenset({"/", "/="})
+_BRANCHES = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
+                       "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
+                       "POP_JUMP_BACKWARD_IF_FALSE"})
+_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+                "==": operator.eq, "!=": operator.ne}
+_INT_TYPES = (int, bool)
+_TRACKABLE_TENSORS = (Tensor, torch.nn.Parameter)
+
+# Stack items an instruction consumes (pops or reads in place), for the
+# instructions that commonly run while a tracked int waits deeper on the
+# stack.  An instruction not listed here consumes everything.
+_POPS = {
+    "NOP": 0, "RESUME": 0, "CACHE": 0, "EXTENDED_ARG": 0, "PRECALL": 0, "KW_NAMES": 0,
+    "PUSH_NULL": 0, "LOAD_CONST": 0, "LOAD_GLOBAL": 0, "LOAD_DEREF": 0, "LOAD_CLOSURE": 0,
+    "LOAD_ATTR": 1, "LOAD_METHOD": 1, "JUMP_FORWARD": 0, "JUMP_BACKWARD": 0,
+    "JUMP_BACKWARD_NO_INTERRUPT": 0, "JUMP": 0, "GET_ITER": 1, "FOR_ITER": 1,
+    "BINARY_SUBSCR": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2, "UNARY_NEGATIVE": 1,
+    "UNARY_NOT": 1, "UNARY_INVERT": 1, "LIST_APPEND": 1, "SET_ADD": 1, "MAP_ADD": 2,
+    "LIST_EXTEND": 1, "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "STORE_ATTR": 2,
+    "STORE_SUBSCR": 3, "STORE_GLOBAL": 1, "STORE_DEREF": 1, "UNPACK_SEQUENCE": 1,
+    "UNPACK_EX": 1, "RETURN_VALUE": 1, "RETURN_CONST": 0, "YIELD_VALUE": 1,
+}
+_POPS_ARG = {"CALL": lambda arg: arg + 2, "BUILD_TUPLE": None, "BUILD_LIST": None,
+             "BUILD_SET": None, "BUILD_STRING": None, "BUILD_SLICE": None,
+             "BUILD_MAP": lambda arg: 2 * arg, "BUILD_CONST_KEY_MAP": lambda arg: arg + 1,
+             "RAISE_VARARGS": None}
+_NATIVE_CALLABLES = (type(len), type(Tensor.add), type(Tensor.__add__))
+_EXITS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
+
+
+def may_produce(code):
+    """True if ``code`` may produce a tracked int (it names ``item`` or
+    ``int``): its frames run every instruction through :func:`step`."""
+    return not _PRODUCER_NAMES.isdisjoint(code.co_names)
+
+
+class TrackedInt:
+    """One int or bool the graph computes: its value and how to make its
+    0-d node (lazily, in the graph of ``recorder``)."""
+
+    __slots__ = ("value", "recorder", "make", "device", "_node")
+
+    def __init__(self, value, recorder, make, device):
+        self.value, self.recorder, self.make, self.device = value, recorder, make, device
+        self._node = None
+
+    def node(self, recorder):
+        if recorder is not self.recorder:
+            raise Unrepresentable("data-dependent-value",
+                                  "a Python int the graph computes crossed a graph break")
+        if self._node is None or getattr(self._node, "_erased", False):
+            self._node = self.make()
+        return self._node
+
+    def int64_node(self, recorder):
+        node = self.node(recorder)
+        if type(self.value) is bool:  # (bool arithmetic in Python gives ints)
+            node = recorder.graph.call_method("to", (node, torch.int64))
+        return node
+
+
+class Shadow:
+    """Where one frame's tracked ints are: stack position -> entry and
+    local slot -> entry."""
+
+    __slots__ = ("frame", "stack", "fast")
+
+    def __init__(self, frame, stack=None, fast=None):
+        self.frame = frame  # (held: its id must not be reused while it is here)
+        self.stack = dict(stack or {})
+        self.fast = dict(fast or {})
+
+    def __bool__(self):
+        return bool(self.stack or self.fast)
+
+    def copy(self):
+        return Shadow(self.frame, self.stack, self.fast)
+
+    def same(self, other):
+        return self.frame is other.frame and _same_entries(self.stack, other.stack) \
+            and _same_entries(self.fast, other.fast)
+
+    def entries(self):
+        return list(self.stack.values()) + list(self.fast.values())
+
+
+def _same_entries(a, b):
+    return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+
+
+class IntTable:
+    """The tracked ints of one capture: a :class:`Shadow` per frame."""
+
+    def __init__(self):
+        self.shadows = {}  # id(frame) -> Shadow
+        self.request = None  # the tensor whose .item()/int() a CALL is producing
+        self.produced = None  # (value, TrackedInt) the request gave
+        self.operand = None  # the entry a tensor op about to run takes as a node
+
+    def __bool__(self):
+        return any(self.shadows.values())
+
+    def shadow(self, frame):
+        shadow = self.shadows.get(id(frame))
+        return shadow if shadow is not None and shadow.frame is frame else None
+
+    def clear(self):
+        self.shadows.clear()
+        self.request = self.produced = self.operand = None
+
+    def snapshot(self):
+        return {k: s.copy() for k, s in self.shadows.items() if s}
+
+    def restore(self, snap):
+        self.shadows = {k: s.copy() for k, s in snap.items()}
+
+    @staticmethod
+    def same(a, b):
+        return a.keys() == b.keys() and all(a[k].same(b[k]) for k in a)
+
+    def make_nodes(self, recorder):
+        """Make every entry's node now (before speculative arms: see
+        ``speculate._nodes_before_arms``)."""
+        for shadow in self.shadows.values():
+            for entry in shadow.entries():
+                try:
+                    entry.node(recorder)
+                except Unrepresentable:
+                    pass
+
+
+# -- the per-instruction step ---------------------------------------------------
+def step(vm, frame, ins, run):
+    """Run ``ins`` (by ``run(vm, frame, ins)``) in a frame that may hold
+    tracked ints, keeping its :class:`Shadow` up to date."""
+    cap = vm.capture
+    table = cap.ints
+    if not cap.active or cap.opaque:
+        if table.shadows:
+            table.clear()
+        return run(vm, frame, ins)
+    shadow = table.shadow(frame)
+    name = ins.opname
+    if name == "CALL" and not cap.speculating:
+        producer = _producer(frame, ins)
+        if producer is not None:
+            return _produce(vm, frame, ins, run, producer, shadow)
+    if not shadow:
+        result = run(vm, frame, ins)
+        if name in _EXITS:
+            table.shadows.pop(id(frame), None)
+        return result
+    model = _MODELS.get(name)
+    if model is not None:
+        return model(vm, frame, ins, run, shadow)
+    return _generic(vm, frame, ins, run, shadow)
+
+
+def _run(vm, frame, ins, run, shadow):
+    """``run`` the instruction; an exception trims the shadow to the
+    handler's stack depth (or drops it when the exception leaves)."""
+    try:
+        return run(vm, frame, ins)
+    except Exception as e:
+        from .errors import PyinterpInternal
+
+        if not isinstance(e, PyinterpInternal):
+            if ins.exc_target is None:
+                vm.capture.ints.shadows.pop(id(frame), None)
+            else:
+                for pos in [p for p in shadow.stack if p >= ins.exc_depth]:
+                    del shadow.stack[pos]
+        raise
+
+
+def _consumes(ins, depth):
+    """How many stack items ``ins`` reads from the top (``depth`` on the
+    stack); None when unknown (everything)."""
+    name = ins.opname
+    pops = _POPS.get(name)
+    if pops is not None:
+        return pops
+    if name in _POPS_ARG:
+        count = _POPS_ARG[name]
+        return ins.arg if count is None else count(ins.arg)
+    if name.startswith("JUMP_IF_") or name in _BRANCHES:
+        return 1
+    return None
+
+
+def _generic(vm, frame, ins, run, shadow):
+    cap = vm.capture
+    name = ins.opname
+    depth = len(frame.stack)
+    pops = _consumes(ins, depth)
+    if "FAST" in name and shadow.fast:
+        consumed = True  # (the 3.13 superinstructions: moves not modeled here)
+    elif pops is None:
+        consumed = bool(shadow.stack)
+    else:
+        consumed = any(p >= depth - pops for p in shadow.stack)
+    if consumed:
+        _break(cap, "%s on a Python int the graph computes" % name)
+        return run(vm, frame, ins)
+    result = _run(vm, frame, ins, run, shadow)
+    if name in _EXITS:
+        cap.ints.shadows.pop(id(frame), None)
+    return result
+
+
+def _break(cap, message):
+    cap.break_graph("data-dependent-value", message)
+    if not cap.active:
+        cap.ints.clear()
+
+
+# -- moves ----------------------------------------------------------------------
+def _load_fast(vm, frame, ins, run, shadow):
+    entry = shadow.fast.get(ins.argval)
+    depth = len(frame.stack)
+    result = _run(vm, frame, ins, run, shadow)
+    if entry is not None and len(frame.stack) == depth + 1:
+        shadow.stack[depth] = entry
+    if ins.opname == "LOAD_FAST_AND_CLEAR":
+        shadow.fast.pop(ins.argval, None)
+    return result
+
+
+def _store_fast(vm, frame, ins, run, shadow):
+    top = len(frame.stack) - 1
+    entry = shadow.stack.pop(top, None)
+    result = _run(vm, frame, ins, run, shadow)
+    if entry is None:
+        shadow.fast.pop(ins.argval, None)
+    else:
+        shadow.fast[ins.argval] = entry
+    return result
+
+
+def _delete_fast(vm, frame, ins, run, shadow):
+    result = _run(vm, frame, ins, run, shadow)
+    shadow.fast.pop(ins.argval, None)
+    return result
+
+
+def _pop_top(vm, frame, ins, run, shadow):
+    shadow.stack.pop(len(frame.stack) - 1, None)
+    return _run(vm, frame, ins, run, shadow)
+
+
+def _copy(vm, frame, ins, run, shadow):
+    depth = len(frame.stack)
+    entry = shadow.stack.get(depth - ins.arg)
+    result = _run(vm, frame, ins, run, shadow)
+    if entry is not None:
+        shadow.stack[depth] = entry
+    return result
+
+
+def _swap(vm, frame, ins, run, shadow):
+    depth = len(frame.stack)
+    top, other = depth - 1, depth - ins.arg
+    a, b = shadow.stack.pop(top, None), shadow.stack.pop(other, None)
+    result = _run(vm, frame, ins, run, shadow)
+    if a is not None:
+        shadow.stack[other] = a
+    if b is not None:
+        shadow.stack[top] = b
+    return result
+
+
+# -- producing ----------------------------------------------------------------
+def _producer(frame, ins):
+    """The tensor whose ``.item()`` or ``int()`` this CALL makes, if it
+    makes a trackable int (an integer or bool tensor of one element) that
+    may only feed what a tracked int can do (:func:`flows_only_to_graph_uses`)."""
+    stack = frame.stack
+    base = len(stack) - ins.arg - 2
+    if base < 0 or getattr(frame, "kw_names", None):
+        return None
+    fn, args = _call_shape(stack, base)
+    if fn is int and len(args) == 1:
+        tensor = args[0]
+    elif len(args) == 1 and fn is Tensor.item:
+        tensor = args[0]
+    elif not args and getattr(fn, "__name__", None) == "item" \
+            and isinstance(getattr(fn, "__self__", None), Tensor):
+        tensor = fn.__self__
+    else:
+        return None
+    if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_floating_point \
+            or tensor.dtype.is_complex or tensor.numel() != 1 \
+            or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+        return None
+    return tensor
+
+
+# -- where a produced int may go (static) ----------------------------------------
+_MAX_STATES = 2000
+_flow_cache = {}
+
+
+def flows_only_to_graph_uses(code, index, height):
+    """True if the int that the CALL at ``index`` pushes (the stack then
+    ``height`` deep) can only reach, through moves, what a tracked int may
+    do: arithmetic, comparisons that feed a jump, truth tests by a jump.
+
+    The check is static and may say no where the run would have been fine;
+    a no keeps the old behaviour: the ``.item()``/``int()`` call itself
+    breaks the graph, where a split (resume.py) can continue the graph
+    after it.  A yes that the run then contradicts (an arithmetic result
+    that flows somewhere else) breaks later, at the use.
+    """
+    key = (id(code), index, height)
+    entry = _flow_cache.get(key)
+    if entry is None or entry[0] is not code:
+        entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height))
+    return entry[1]
+
+
+def _flows(instructions, index, height):
+    start = (index + 1, height, frozenset({height - 1}), frozenset())
+    todo, seen = [start], {start}
+    while todo:
+        if len(seen) > _MAX_STATES:
+            return False
+        pc, h, tainted, slots = todo.pop()
+        ins = instructions[pc]
+        following = _flow_step(instructions, ins, h, set(tainted), set(slots))
+        if following is None:
+            return False
+        for state in following:
+            if (state[2] or state[3]) and state not in seen:
+                seen.add(state)
+                todo.append(state)
+    return True
+
+
+_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
+                            "JUMP", "JUMP_NO_INTERRUPT"})
+_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+
+
+def _flow_step(instructions, ins, h, tainted, slots):
+    """The states after ``ins`` (``(pc, height, tainted stack positions,
+    tainted locals)``), or None if ``ins`` may use the int in a way a
+    tracked int cannot follow."""
+    name, arg = ins.opname, ins.argval
+    out = []
+    if ins.exc_target is not None:  # (an exception keeps the locals, cuts the stack)
+        depth = ins.exc_depth
+        out.append((ins.exc_target, depth + 1 + bool(ins.exc_lasti),
+                    frozenset(p for p in tainted if p < depth), frozenset(slots)))
+    nxt = ins.index + 1
+    if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
+        if arg in slots:
+            tainted.add(h)
+            if name == "LOAD_FAST_AND_CLEAR":
+                slots.discard(arg)
+        h += 1
+    elif name == "STORE_FAST":
+        h -= 1
+        if h in tainted:
+            tainted.discard(h)
+            slots.add(arg)
+        else:
+            slots.discard(arg)
+    elif name == "DELETE_FAST":
+        slots.discard(arg)
+    elif "FAST" in name and slots:
+        return None
+    elif name == "POP_TOP":
+        h -= 1
+        tainted.discard(h)
+    elif name == "COPY":
+        if h - ins.arg in tainted:
+            tainted.add(h)
+        h += 1
+    elif name == "SWAP":
+        a, b = h - 1, h - ins.arg
+        ta, tb = a in tainted, b in tainted
+        tainted.difference_update((a, b))
+        tainted.update(p for p, t in ((a, tb), (b, ta)) if t)
+    elif name == "BINARY_OP":
+        if {h - 2, h - 1} & tainted and scalars.NB_SYMBOL.get(ins.arg) not in _ALL_ARITHMETIC:
+            return None
+        h -= 1
+        tainted.difference_update((h - 1, h))  # (the result is not followed)
+    elif name == "COMPARE_OP":
+        if {h - 2, h - 1} & tainted and not (
+                ins.argval in _COMPARISONS and instructions[nxt].opname in _BRANCHES):
+            return None
+        h -= 1
+        tainted.difference_update((h - 1, h))
+    elif name in _BRANCHES:
+        h -= 1
+        tainted.discard(h)
+        out.append((ins.target, h, frozenset(tainted), frozenset(slots)))
+    else:
+        pops = _consumes(ins, h)
+        if tainted and (pops is None or any(p >= h - pops for p in tainted)):
+            return None
+        if name in _ENDS:
+            return out
+        if name == "FOR_ITER":
+            if sys.version_info >= (3, 12):
+                return None  # (its exit differs: not followed)
+            out.append((ins.target, h - 1, frozenset(tainted), frozenset(slots)))
+            h += 1
+        elif name == "PRECALL" or name == "KW_NAMES":
+            pass
+        elif name == "CALL":
+            h -= ins.arg + 1
+        else:
+            try:
+                h += dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
+                                      else None, jump=False)
+            except ValueError:
+                return None
+        if name in _UNCONDITIONAL:
+            nxt = ins.target
+        elif ins.target is not None and name != "FOR_ITER":
+            return None  # (another jump: not followed)
+    out.append((nxt, h, frozenset(tainted), frozenset(slots)))
+    return out
+
+
+_ALL_ARITHMETIC = frozenset(_ARITHMETIC) | _DIVISIONS
+
+
+def _call_shape(stack, base):
+    """``(callable, args)`` of the call whose callable slots start at
+    ``base`` (both layouts: see ``opcodes/callshape.py``), without popping."""
+    first, second = stack[base], stack[base + 1]
+    if first is NULL:
+        return second, stack[base + 2:]
+    if second is NULL:
+        return first, stack[base + 2:]
+    return first, [second] + stack[base + 2:]
+
+
+def _produce(vm, frame, ins, run, tensor, shadow):
+    cap = vm.capture
+    table = cap.ints
+    if shadow is not None and _generic_consumed(frame, ins, shadow):
+        _break(cap, "CALL on a Python int the graph computes")
+        return run(vm, frame, ins)
+    table.request = tensor
+    table.produced = None
+    try:
+        result = run(vm, frame, ins) if shadow is None else _run(vm, frame, ins, run, shadow)
+    finally:
+        table.request = None
+    produced, table.produced = table.produced, None
+    if produced is not None and cap.active and frame.stack and frame.stack[-1] is produced.value:
+        if shadow is None:
+            shadow = table.shadows[id(frame)] = Shadow(frame)
+        shadow.stack[len(frame.stack) - 1] = produced
+    return result
+
+
+def _generic_consumed(frame, ins, shadow):
+    depth = len(frame.stack)
+    return any(p >= depth - (ins.arg + 2) for p in shadow.stack)
+
+
+def produce(cap, func, name, args):
+    """Called for the torch function ``func(*args)``: if it is the
+    ``.item()``/``int()`` a CALL asked for (:func:`_produce`), run it and
+    track the value; else None."""
+    table = cap.ints
+    tensor = table.request
+    if tensor is None or name not in _PRODUCED_BY or len(args) != 1 or args[0] is not tensor:
+        return None
+    table.request = None
+    rec = cap.recorder
+    try:
+        base = rec.node_for(tensor)
+    except Unrepresentable:
+        return None
+    value = func(*args)
+    graph = rec.graph
+    as_bool = type(value) is bool
+
+    def make():
+        node = graph.call_method("reshape", (graph.call_method("detach", (base,)), ()))
+        return node if as_bool and tensor.dtype is torch.bool else \
+            graph.call_method("to", (node, torch.int64))
+
+    rec.op_count += 1
+    table.produced = TrackedInt(value, rec, make, tensor.device)
+    return value
+
+
+# -- consuming ------------------------------------------------------------------
+def _binary_op(vm, frame, ins, run, shadow):
+    cap = vm.capture
+    stack = frame.stack
+    depth = len(stack)
+    lhs_entry, rhs_entry = shadow.stack.get(depth - 2), shadow.stack.get(depth - 1)
+    if lhs_entry is None and rhs_entry is None:
+        return _generic(vm, frame, ins, run, shadow)
+    lhs, rhs = stack[-2], stack[-1]
+    symbol = scalars.NB_SYMBOL.get(ins.arg)
+    tensor = lhs if isinstance(lhs, Tensor) else rhs if isinstance(rhs, Tensor) else None
+    if tensor is not None:
+        entry = lhs_entry or rhs_entry
+        if type(tensor) not in _TRACKABLE_TENSORS or (lhs_entry and rhs_entry):
+            _break(cap, "%r of a tensor subclass and a Python int the graph computes"
+                   % symbol)
+            return run(vm, frame, ins)
+        return _with_operand(vm, frame, ins, run, shadow, entry, 2)
+    if symbol in _ARITHMETIC and all(type(v) in _INT_TYPES for v in (lhs, rhs)):
+        op = _ARITHMETIC[symbol]
+    elif (symbol in _ARITHMETIC or symbol in _DIVISIONS) and all(
+            type(v) in (int, bool, float) for v in (lhs, rhs)) and (
+            symbol not in _DIVISIONS or (rhs_entry is None and not cap.scalars.tracks(rhs)
+                                         and rhs != 0)):
+        op = scalars.ARITHMETIC[symbol]
+    else:
+        _break(cap, "%r on a Python int the graph computes" % symbol)
+        return run(vm, frame, ins)
+    rec = cap.recorder
+    devices = {e.device for e in (lhs_entry, rhs_entry) if e is not None}
+    if cap.scalars.tracks(lhs) or cap.scalars.tracks(rhs):
+        devices |= {cap.scalars.device(v) for v in (lhs, rhs) if cap.scalars.tracks(v)}
+    if len(devices) > 1:
+        _break(cap, "arithmetic on Python numbers the graph computes on different devices")
+        return run(vm, frame, ins)
+    shadow.stack.pop(depth - 2, None)
+    shadow.stack.pop(depth - 1, None)
+    result = _run(vm, frame, ins, run, shadow)
+    value = stack[-1]
+
+    if not cap.active:
+        return result
+    as_double = type(value) is float
+
+    def operand(value, entry):
+        if entry is not None:
+            node = entry.int64_node(rec)
+            return rec.graph.call_method("to", (node, torch.float64)) if as_double else node
+        if cap.scalars.tracks(value):
+            return cap.scalars.node(value, rec)
+        return value
+
+    def make():
+        return rec.graph.call_function(op, (operand(lhs, lhs_entry), operand(rhs, rhs_entry)))
+
+    device = devices.pop()
+    if type(value) is int:
+        shadow.stack[len(stack) - 1] = TrackedInt(value, rec, make, device)
+    elif as_double:  # (float64 operands: Python's float arithmetic, bit for bit)
+        cap.scalars.add(value, rec, make, device)
+    return result
+
+
+def _with_operand(vm, frame, ins, run, shadow, entry, pops):
+    """Run a tensor op (``BINARY_OP`` or a call) that takes the tracked
+    int ``entry`` as an operand: :func:`tensor_op_args` swaps in its node."""
+    cap = vm.capture
+    depth = len(frame.stack)
+    for pos in range(depth - pops, depth):
+        shadow.stack.pop(pos, None)
+    cap.ints.operand = entry
+    try:
+        return _run(vm, frame, ins, run, shadow)
+    finally:
+        cap.ints.operand = None
+
+
+def tensor_op_args(cap, func, name, args, kwargs):
+    """The arguments to record for the tensor op ``func`` that takes the
+    pending tracked int (its node, cast as torch casts a Python scalar
+    operand); None after breaking the graph when it cannot take it."""
+    table = cap.ints
+    entry, table.operand = table.operand, None
+    positions = [i for i, a in enumerate(args) if type(a) in _INT_TYPES and a == entry.value]
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if name not in scalars.TENSOR_ARITHMETIC or kwargs or len(args) != 2 \
+            or len(positions) != 1 or len(tensors) != 1:
+        cap.break_graph("data-dependent-value",
+                        "%s() of a Python int the graph computes" % (name or func))
+        return None
+    rec = cap.recorder
+    try:
+        node = entry.node(rec)
+    except Unrepresentable as e:
+        cap.break_graph(e.kind, e.message)
+        return None
+    scalar = args[positions[0]]
+    dtype = torch.result_type(tensors[0], scalar)
+    node = rec.graph.call_method("to", (node, tensors[0].device, dtype))
+    return tuple(node if i == positions[0] else a for i, a in enumerate(args))
+
+
+def _call(vm, frame, ins, run, shadow):
+    """A call that receives a tracked int: a tensor arithmetic function or
+    method (``torch.mul(x, n)``, ``x.add(n)``) takes its node; anything
+    else breaks first."""
+    stack = frame.stack
+    depth = len(stack)
+    argc = ins.arg
+    tracked = [p for p in shadow.stack if p >= depth - argc - 2]
+    if not tracked:
+        return _generic(vm, frame, ins, run, shadow)
+    base = depth - argc - 2
+    first, second = stack[base], stack[base + 1]
+    fn, args = _call_shape(stack, base)
+    if isinstance(getattr(fn, "__self__", None), Tensor):  # a bound method: self first
+        args = [fn.__self__] + list(args)
+    if len(tracked) == 1 and len(args) == 2 and not getattr(frame, "kw_names", None) \
+            and getattr(fn, "__name__", None) in scalars.TENSOR_ARITHMETIC \
+            and tracked[0] >= base + 2 and _is_torch_op(fn) \
+            and sum(type(a) in _TRACKABLE_TENSORS for a in args) == 1:
+        return _with_operand(vm, frame, ins, run, shadow, shadow.stack[tracked[0]], argc + 2)
+    _break(vm.capture, "%s() received a Python int the graph computes"
+           % getattr(fn, "__qualname__", type(fn).__name__))
+    return run(vm, frame, ins)
+
+
+def _is_torch_op(fn):
+    if type(fn) not in _NATIVE_CALLABLES:
+        return False
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, Tensor):
+        return True
+    if getattr(Tensor, getattr(fn, "__name__", ""), None) is fn:
+        return True  # the method descriptor (3.11's method-call form)
+    return (getattr(fn, "__module__", None) or "").startswith("torch")
+
+
+def _compare_op(vm, frame, ins, run, shadow):
+    """A comparison of a tracked int with a number that only feeds the
+    conditional jump after it pushes a 0-d bool tensor (see the module
+    docstring); any other comparison of one breaks."""
+    cap = vm.capture
+    stack = frame.stack
+    depth = len(stack)
+    entries = (shadow.stack.get(depth - 2), shadow.stack.get(depth - 1))
+    if entries == (None, None):
+        return _generic(vm, frame, ins, run, shadow)
+    lhs, rhs = stack[-2], stack[-1]
+    following = vm.variant(frame.code)
+    feeds_jump = ins.index + 1 < len(following) and following[ins.index + 1].opname in _BRANCHES
+    op = _COMPARISONS.get(ins.argval)
+    plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
+    devices = {e.device for e in entries if e is not None}
+    if not (feeds_jump and op is not None and plain) or len(devices) > 1 \
+            or cap.scalars.tracks(lhs) or cap.scalars.tracks(rhs):
+        _break(cap, "%s on a Python int the graph computes" % ins.opname)
+        return run(vm, frame, ins)
+    rec = cap.recorder
+    try:
+        operands = tuple(e.int64_node(rec) if e is not None else v
+                         for e, v in zip(entries, (lhs, rhs)))
+    except Unrepresentable as e:
+        _break(cap, e.message)
+        return run(vm, frame, ins)
+    cond = _bool_tensor(op(lhs, rhs), devices.pop())
+    rec.record(op, operands, {}, cond)
+    shadow.stack.pop(depth - 2, None)
+    shadow.stack.pop(depth - 1, None)
+    del stack[-2:]
+    stack.append(cond)
+    return None
+
+
+def _jump(vm, frame, ins, run, shadow):
+    """A conditional jump on a tracked int or bool: the jump sees
+    ``n != 0`` as a 0-d bool tensor (a data-dependent branch)."""
+    cap = vm.capture
+    stack = frame.stack
+    top = len(stack) - 1
+    entry = shadow.stack.get(top)
+    if entry is None:
+        return _generic(vm, frame, ins, run, shadow)
+    if not ins.opname.startswith("POP_JUMP"):
+        _break(cap, "%s on a Python int the graph computes" % ins.opname)
+        return run(vm, frame, ins)
+    rec = cap.recorder
+    try:
+        node = entry.node(rec)
+    except Unrepresentable as e:
+        _break(cap, e.message)
+        return run(vm, frame, ins)
+    cond = _bool_tensor(bool(stack[-1]), entry.device)
+    if type(entry.value) is bool:  # (a bool's node is a bool tensor)
+        rec.bind(cond, node)
+    else:
+        rec.record(operator.ne, (node, 0), {}, cond)
+    del shadow.stack[top]
+    stack[-1] = cond
+    return _run(vm, frame, ins, run, shadow)
+
+
+def _bool_tensor(truth, device):
+    with torch._C.DisableTorchFunction():  # the value of a node: not an op
+        return torch.tensor(truth, device=device)
+
+
+_MODELS = {
+    "LOAD_FAST": _load_fast, "LOAD_FAST_CHECK": _load_fast, "LOAD_FAST_AND_CLEAR": _load_fast,
+    "STORE_FAST": _store_fast, "DELETE_FAST": _delete_fast, "POP_TOP": _pop_top,
+    "COPY": _copy, "SWAP": _swap, "BINARY_OP": _binary_op, "CALL": _call,
+    "COMPARE_OP": _compare_op,
+}
+_MODELS.update((name, _jump) for name in _BRANCHES)
+_MODELS.update((name, _jump) for name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"))
+
+
+# -- frame introspection ----------------------------------------------------------
+def _frame_readers():
+    import inspect
+    import sys
+
+    return frozenset({locals, vars, dir, eval, exec, sys._getframe, inspect.currentframe,
+                      inspect.stack, breakpoint})
+
+
+FRAME_READERS = _frame_readers()
+
+
+def check_native_call(cap, fn):
+    """Break before ``locals()``-like introspection while a tracked int is
+    live (it would read the int as a plain value)."""
+    if cap.ints and fn in FRAME_READERS:
+        _break(cap, "%s() while a Python int the graph computes is live"
+               % getattr(fn, "__name__", fn))

@@ -1,0 +1,273 @@
+"""``int(t)`` and ``.item()`` of integer and bool tensors kept in the graph.
+
+An int or bool computed from tensor data that only feeds tensor ops,
+Python arithmetic, or a data-dependent ``if`` is captured as a 0-d node,
+tracked by the stack slot or local that holds it (``pyinterp/tracked_ints.py``):
+one graph, no break, and later calls with other data (other counts, the
+other branch) hit that graph and give eager's result.  Every other use
+breaks before it runs and stays correct.
+"""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+from trace_support import assert_hits_ran_graph, assert_same, traced_counting  # noqa: E402
+
+# Seeds whose inputs give different counts of positives (0 to 4 of 4), so
+# a constant baked in at the capture would show.
+SEEDS = range(6)
+
+
+def _args(seed, shift=True):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, generator=gen)
+    y = torch.randn(4, generator=gen) + ((seed % 5) - 2 if shift else 0)
+    return x, y
+
+
+def _check_in_graph(fn, args=_args):
+    explanation = pyinterp.explain(fn, *args(0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    traced, counter = traced_counting(fn)
+    for seed in SEEDS:
+        assert_same(traced(*args(seed)), fn(*args(seed)))
+    assert counter.count == 1, "later calls with other data must hit the one graph"
+    assert_hits_ran_graph(counter, len(SEEDS) - 1)
+
+
+def _check_breaks(fn, reason):
+    explanation = pyinterp.explain(fn, *_args(0))
+    messages = [r.message for r in explanation.break_reasons]
+    assert any(reason in m for m in messages), messages
+    assert all(r.kind == "data-dependent-value" for r in explanation.break_reasons)
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), fn(*_args(seed)))
+
+
+# -- kept in the graph ------------------------------------------------------------
+def int_of_count(x, y):
+    n = int((y > 0).sum())
+    return x * n
+
+
+def item_count_divides(x, y):
+    return x.sum() / (y > 0).sum().item()
+
+
+def item_on_the_left(x, y):
+    return (y > 0).sum().item() - x
+
+
+def int_arithmetic(x, y):
+    n = (y > 0).sum().item()
+    m = n * 2 + 1 - n
+    return x * m
+
+
+def int_to_float_arithmetic(x, y):
+    n = (y > 0).sum().item()
+    return x * (n / 4) + x * (n * 0.5)
+
+
+def int_moved_between_locals(x, y):
+    n = (y > 0).sum().item()
+    m = n
+    del n
+    return x + m
+
+
+def same_small_int_as_a_constant(x, y):
+    # 3 is one shared object in CPython: the constant must stay a constant
+    # even on the capture where the count is 3 too.
+    n = (y > 0).sum().item()
+    c = 3
+    return x * c + n
+
+
+def int_through_torch_functions(x, y):
+    # (a result of arithmetic on the int: the int itself, passed to a
+    # call, is not followed before the run, see test_int_passed_to_a_call)
+    m = (y > 0).sum().item() * 1
+    return torch.mul(x, m) + x.add(m)
+
+
+def int_in_place_op(x, y):
+    n = (y > 0).sum().item()
+    h = x * 1
+    h += n
+    return h
+
+
+def int_used_in_a_loop(x, y):
+    n = (y > 0).sum().item()
+    for _ in range(3):
+        x = x + n
+    return x
+
+
+def int_with_int_tensor(x, y):
+    n = (y > 0).sum().item()
+    return torch.arange(4) * n + (y > 0).long()
+
+
+def bool_item_branch(x, y):
+    if (y > 0).any().item():
+        return x + 1
+    return x - 1
+
+
+def bool_item_all_and_any(x, y):
+    flag = (y > 0).all().item()
+    other = (y < 0).any().item()
+    if flag or other:
+        x = x * 2
+    return x
+
+
+def count_compared_in_if(x, y):
+    n = (y > 0).sum().item()
+    if n > 1:
+        x = x * n
+    else:
+        x = x - n
+    return x
+
+
+def exception_drops_a_stack_slot(x, y):
+    n = (y > 0).sum().item()
+    try:
+        v = n + UNDEFINED_NAME  # noqa: F821 - NameError with n on the stack
+    except NameError:
+        v = 0
+    return x * n + v
+
+
+@pytest.mark.parametrize("fn", [
+    int_of_count, item_count_divides, item_on_the_left, int_arithmetic,
+    int_to_float_arithmetic, int_moved_between_locals, same_small_int_as_a_constant,
+    int_through_torch_functions, int_in_place_op, int_used_in_a_loop, int_with_int_tensor,
+    bool_item_branch, bool_item_all_and_any, count_compared_in_if,
+    exception_drops_a_stack_slot,
+], ids=lambda f: f.__name__)
+def test_int_stays_in_graph(fn):
+    _check_in_graph(fn)
+
+
+def test_int_operand_gradients_match_eager():
+    traced = pyinterp.trace(int_of_count, backend="eager")
+    for seed in SEEDS:
+        x, y = _args(seed)
+        xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        actual, expected = traced(xa, y), int_of_count(xb, y)
+        torch.testing.assert_close(actual, expected)
+        (actual * torch.arange(3.0)).sum().backward()
+        (expected * torch.arange(3.0)).sum().backward()
+        torch.testing.assert_close(xa.grad, xb.grad)
+
+
+def test_int_under_inductor_matches_eager():
+    traced = pyinterp.trace(count_compared_in_if)  # the default backend
+    for seed in SEEDS:
+        torch.testing.assert_close(traced(*_args(seed)), count_compared_in_if(*_args(seed)))
+
+
+# -- uses that break, and stay correct ------------------------------------------
+def int_returned(x, y):
+    return x, (y > 0).sum().item()
+
+
+def int_to_python_function(x, y):
+    return _scale(x, (y > 0).sum().item())
+
+
+def _scale(x, n):
+    return x * n
+
+
+def int_as_loop_count(x, y):
+    for _ in range(int((y > 0).sum())):
+        x = x + 1
+    return x
+
+
+def int_read_by_locals(x, y):
+    n = (y > 0).sum().item()
+    return x * locals()["n"]
+
+
+def int_slices(x, y):
+    n = (y > 0).sum().item()
+    return x[:n]
+
+
+def int_compared_into_a_value(x, y):
+    n = (y > 0).sum().item()
+    return x, n > 1
+
+
+def int_formatted(x, y):
+    return x, "%d positives" % (y > 0).sum().item()
+
+
+def int_placed_differently_by_arms(x, y):
+    n = (y > 0).sum().item()
+    if x.sum() > 0:
+        m = n
+    else:
+        m = 1
+    return x * m
+
+
+def arithmetic_result_slices(x, y):
+    # m is followed from n's arithmetic, and its use as a bound breaks
+    # there, late (n's own uses were all fine when n was made).
+    n = (y > 0).sum().item()
+    m = n + 1
+    return x * n, x[:m]
+
+
+def int_passed_to_a_call(x, y):
+    n = (y > 0).sum().item()
+    return torch.mul(x, n)
+
+
+EARLY = "turns tensor data into a Python value"  # (the .item()/int() call breaks)
+
+
+@pytest.mark.parametrize("fn,reason", [
+    (int_returned, EARLY),
+    (int_to_python_function, EARLY),
+    (int_as_loop_count, EARLY),
+    (int_slices, EARLY),
+    (int_compared_into_a_value, EARLY),
+    (int_formatted, EARLY),
+    (int_passed_to_a_call, EARLY),
+    (int_read_by_locals, "locals() while a Python int"),
+    (arithmetic_result_slices, "BUILD_SLICE on a Python int the graph computes"),
+    (int_placed_differently_by_arms, EARLY),
+], ids=lambda v: getattr(v, "__name__", "reason"))
+def test_int_uses_that_break_stay_correct(fn, reason):
+    _check_breaks(fn, reason)
+
+
+def test_int_returned_under_fullgraph_names_the_line():
+    traced = pyinterp.trace(int_returned, fullgraph=True, backend="eager")
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        traced(*_args(0))
+    assert info.value.kind == "data-dependent-value"
+    assert info.value.lineno == int_returned.__code__.co_firstlineno + 1
+
+
+def test_float_tensor_int_still_breaks():
+    # int() of a float tensor truncates: not tracked (the float path is .item()).
+    def fn(x, y):
+        return x * int(y.sum())
+    explanation = pyinterp.explain(fn, *_args(0))
+    assert explanation.graph_break_count == 1
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), fn(*_args(seed)))
