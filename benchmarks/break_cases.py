@@ -259,6 +259,17 @@ def tolist_count(x, y):
     return x * positives
 
 
+def count_mean(x, y):
+    """The mean of x over the count of positive y (an int from tensor data)."""
+    return x.sum(0) / (y > 0).sum().item()
+
+
+def any_positive_branch(x, y):
+    if (y > 0).any().item():
+        return x + 1
+    return x - 1
+
+
 def numpy_round_trip(x):
     return torch.from_numpy(x.numpy() * 2) + 1
 
@@ -400,6 +411,10 @@ case("if_tensor", "if x.sum() > 0: ... without else (taken on even seeds)",
 case("item_scale", "x * y.max().item()", two_tensors_example)(lambda: item_scale)
 case("tolist", "y.tolist(), count of positives scales x", two_tensors_example)(
     lambda: tolist_count)
+case("item_count", "x.sum(0) / (y > 0).sum().item() (an int)", two_tensors_example)(
+    lambda: count_mean)
+case("item_bool_if", "if (y > 0).any().item(): ... (a bool)", two_tensors_example)(
+    lambda: any_positive_branch)
 case("numpy_round_trip", "torch.from_numpy(x.numpy() * 2) + 1", rows_example)(
     lambda: numpy_round_trip)
 case("while_norm", "while x.norm() > 1: x = x / 2 (2, 4, 6 iterations)",

@@ -36,14 +36,12 @@ live is refused (the resume function would get it as a constant); the
 call then finishes natively.  ``locals()``-like introspection breaks while
 any tracked int is live.
 """
-import dis
 import operator
-import sys
 
 import torch
 
 from . import scalars
-from .frame import decoded_for
+from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
 from .opcodes.signals import NULL
 from .refgraph.fxgraph import Unrepresentable
 
@@ -53,33 +51,11 @@ _PRODUCER_NAMES = frozenset({"item", "int"})
 _PRODUCED_BY = frozenset({"item", "__int__"})
 _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul}
-_DIVISIONS = frozenset({"/", "/="})
-_BRANCHES = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
-                       "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
-                       "POP_JUMP_BACKWARD_IF_FALSE"})
 _COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
                 "==": operator.eq, "!=": operator.ne}
 _INT_TYPES = (int, bool)
 _TRACKABLE_TENSORS = (Tensor, torch.nn.Parameter)
 
-# Stack items an instruction consumes (pops or reads in place), for the
-# instructions that commonly run while a tracked int waits deeper on the
-# stack.  An instruction not listed here consumes everything.
-_POPS = {
-    "NOP": 0, "RESUME": 0, "CACHE": 0, "EXTENDED_ARG": 0, "PRECALL": 0, "KW_NAMES": 0,
-    "PUSH_NULL": 0, "LOAD_CONST": 0, "LOAD_GLOBAL": 0, "LOAD_DEREF": 0, "LOAD_CLOSURE": 0,
-    "LOAD_ATTR": 1, "LOAD_METHOD": 1, "JUMP_FORWARD": 0, "JUMP_BACKWARD": 0,
-    "JUMP_BACKWARD_NO_INTERRUPT": 0, "JUMP": 0, "GET_ITER": 1, "FOR_ITER": 1,
-    "BINARY_SUBSCR": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2, "UNARY_NEGATIVE": 1,
-    "UNARY_NOT": 1, "UNARY_INVERT": 1, "LIST_APPEND": 1, "SET_ADD": 1, "MAP_ADD": 2,
-    "LIST_EXTEND": 1, "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "STORE_ATTR": 2,
-    "STORE_SUBSCR": 3, "STORE_GLOBAL": 1, "STORE_DEREF": 1, "UNPACK_SEQUENCE": 1,
-    "UNPACK_EX": 1, "RETURN_VALUE": 1, "RETURN_CONST": 0, "YIELD_VALUE": 1,
-}
-_POPS_ARG = {"CALL": lambda arg: arg + 2, "BUILD_TUPLE": None, "BUILD_LIST": None,
-             "BUILD_SET": None, "BUILD_STRING": None, "BUILD_SLICE": None,
-             "BUILD_MAP": lambda arg: 2 * arg, "BUILD_CONST_KEY_MAP": lambda arg: arg + 1,
-             "RAISE_VARARGS": None}
 _NATIVE_CALLABLES = (type(len), type(Tensor.add), type(Tensor.__add__))
 _EXITS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
 
@@ -168,7 +144,17 @@ class IntTable:
         return {k: s.copy() for k, s in self.shadows.items() if s}
 
     def restore(self, snap):
-        self.shadows = {k: s.copy() for k, s in snap.items()}
+        """Put the shadows back as in ``snap``, in place (a model that is
+        running an instruction holds its frame's :class:`Shadow`)."""
+        for key, shadow in self.shadows.items():
+            if key not in snap:
+                shadow.stack, shadow.fast = {}, {}
+        for key, saved in snap.items():
+            shadow = self.shadows.get(key)
+            if shadow is None or shadow.frame is not saved.frame:
+                self.shadows[key] = saved.copy()
+            else:
+                shadow.stack, shadow.fast = dict(saved.stack), dict(saved.fast)
 
     @staticmethod
     def same(a, b):
@@ -229,26 +215,11 @@ def _run(vm, frame, ins, run, shadow):
         raise
 
 
-def _consumes(ins, depth):
-    """How many stack items ``ins`` reads from the top (``depth`` on the
-    stack); None when unknown (everything)."""
-    name = ins.opname
-    pops = _POPS.get(name)
-    if pops is not None:
-        return pops
-    if name in _POPS_ARG:
-        count = _POPS_ARG[name]
-        return ins.arg if count is None else count(ins.arg)
-    if name.startswith("JUMP_IF_") or name in _BRANCHES:
-        return 1
-    return None
-
-
 def _generic(vm, frame, ins, run, shadow):
     cap = vm.capture
     name = ins.opname
     depth = len(frame.stack)
-    pops = _consumes(ins, depth)
+    pops = consumes(ins)
     if "FAST" in name and shadow.fast:
         consumed = True  # (the 3.13 superinstructions: moves not modeled here)
     elif pops is None:
@@ -351,139 +322,6 @@ def _producer(frame, ins):
     return tensor
 
 
-# -- where a produced int may go (static) ----------------------------------------
-_MAX_STATES = 2000
-_flow_cache = {}
-
-
-def flows_only_to_graph_uses(code, index, height):
-    """True if the int that the CALL at ``index`` pushes (the stack then
-    ``height`` deep) can only reach, through moves, what a tracked int may
-    do: arithmetic, comparisons that feed a jump, truth tests by a jump.
-
-    The check is static and may say no where the run would have been fine;
-    a no keeps the old behaviour: the ``.item()``/``int()`` call itself
-    breaks the graph, where a split (resume.py) can continue the graph
-    after it.  A yes that the run then contradicts (an arithmetic result
-    that flows somewhere else) breaks later, at the use.
-    """
-    key = (id(code), index, height)
-    entry = _flow_cache.get(key)
-    if entry is None or entry[0] is not code:
-        entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height))
-    return entry[1]
-
-
-def _flows(instructions, index, height):
-    start = (index + 1, height, frozenset({height - 1}), frozenset())
-    todo, seen = [start], {start}
-    while todo:
-        if len(seen) > _MAX_STATES:
-            return False
-        pc, h, tainted, slots = todo.pop()
-        ins = instructions[pc]
-        following = _flow_step(instructions, ins, h, set(tainted), set(slots))
-        if following is None:
-            return False
-        for state in following:
-            if (state[2] or state[3]) and state not in seen:
-                seen.add(state)
-                todo.append(state)
-    return True
-
-
-_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
-                            "JUMP", "JUMP_NO_INTERRUPT"})
-_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
-
-
-def _flow_step(instructions, ins, h, tainted, slots):
-    """The states after ``ins`` (``(pc, height, tainted stack positions,
-    tainted locals)``), or None if ``ins`` may use the int in a way a
-    tracked int cannot follow."""
-    name, arg = ins.opname, ins.argval
-    out = []
-    if ins.exc_target is not None:  # (an exception keeps the locals, cuts the stack)
-        depth = ins.exc_depth
-        out.append((ins.exc_target, depth + 1 + bool(ins.exc_lasti),
-                    frozenset(p for p in tainted if p < depth), frozenset(slots)))
-    nxt = ins.index + 1
-    if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
-        if arg in slots:
-            tainted.add(h)
-            if name == "LOAD_FAST_AND_CLEAR":
-                slots.discard(arg)
-        h += 1
-    elif name == "STORE_FAST":
-        h -= 1
-        if h in tainted:
-            tainted.discard(h)
-            slots.add(arg)
-        else:
-            slots.discard(arg)
-    elif name == "DELETE_FAST":
-        slots.discard(arg)
-    elif "FAST" in name and slots:
-        return None
-    elif name == "POP_TOP":
-        h -= 1
-        tainted.discard(h)
-    elif name == "COPY":
-        if h - ins.arg in tainted:
-            tainted.add(h)
-        h += 1
-    elif name == "SWAP":
-        a, b = h - 1, h - ins.arg
-        ta, tb = a in tainted, b in tainted
-        tainted.difference_update((a, b))
-        tainted.update(p for p, t in ((a, tb), (b, ta)) if t)
-    elif name == "BINARY_OP":
-        if {h - 2, h - 1} & tainted and scalars.NB_SYMBOL.get(ins.arg) not in _ALL_ARITHMETIC:
-            return None
-        h -= 1
-        tainted.difference_update((h - 1, h))  # (the result is not followed)
-    elif name == "COMPARE_OP":
-        if {h - 2, h - 1} & tainted and not (
-                ins.argval in _COMPARISONS and instructions[nxt].opname in _BRANCHES):
-            return None
-        h -= 1
-        tainted.difference_update((h - 1, h))
-    elif name in _BRANCHES:
-        h -= 1
-        tainted.discard(h)
-        out.append((ins.target, h, frozenset(tainted), frozenset(slots)))
-    else:
-        pops = _consumes(ins, h)
-        if tainted and (pops is None or any(p >= h - pops for p in tainted)):
-            return None
-        if name in _ENDS:
-            return out
-        if name == "FOR_ITER":
-            if sys.version_info >= (3, 12):
-                return None  # (its exit differs: not followed)
-            out.append((ins.target, h - 1, frozenset(tainted), frozenset(slots)))
-            h += 1
-        elif name == "PRECALL" or name == "KW_NAMES":
-            pass
-        elif name == "CALL":
-            h -= ins.arg + 1
-        else:
-            try:
-                h += dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
-                                      else None, jump=False)
-            except ValueError:
-                return None
-        if name in _UNCONDITIONAL:
-            nxt = ins.target
-        elif ins.target is not None and name != "FOR_ITER":
-            return None  # (another jump: not followed)
-    out.append((nxt, h, frozenset(tainted), frozenset(slots)))
-    return out
-
-
-_ALL_ARITHMETIC = frozenset(_ARITHMETIC) | _DIVISIONS
-
-
 def _call_shape(stack, base):
     """``(callable, args)`` of the call whose callable slots start at
     ``base`` (both layouts: see ``opcodes/callshape.py``), without popping."""
@@ -509,6 +347,7 @@ def _produce(vm, frame, ins, run, tensor, shadow):
         table.request = None
     produced, table.produced = table.produced, None
     if produced is not None and cap.active and frame.stack and frame.stack[-1] is produced.value:
+        shadow = table.shadow(frame)
         if shadow is None:
             shadow = table.shadows[id(frame)] = Shadow(frame)
         shadow.stack[len(frame.stack) - 1] = produced
@@ -568,9 +407,9 @@ def _binary_op(vm, frame, ins, run, shadow):
         return _with_operand(vm, frame, ins, run, shadow, entry, 2)
     if symbol in _ARITHMETIC and all(type(v) in _INT_TYPES for v in (lhs, rhs)):
         op = _ARITHMETIC[symbol]
-    elif (symbol in _ARITHMETIC or symbol in _DIVISIONS) and all(
+    elif (symbol in _ARITHMETIC or symbol in DIVISION_SYMBOLS) and all(
             type(v) in (int, bool, float) for v in (lhs, rhs)) and (
-            symbol not in _DIVISIONS or (rhs_entry is None and not cap.scalars.tracks(rhs)
+            symbol not in DIVISION_SYMBOLS or (rhs_entry is None and not cap.scalars.tracks(rhs)
                                          and rhs != 0)):
         op = scalars.ARITHMETIC[symbol]
     else:
@@ -661,7 +500,6 @@ def _call(vm, frame, ins, run, shadow):
     if not tracked:
         return _generic(vm, frame, ins, run, shadow)
     base = depth - argc - 2
-    first, second = stack[base], stack[base + 1]
     fn, args = _call_shape(stack, base)
     if isinstance(getattr(fn, "__self__", None), Tensor):  # a bound method: self first
         args = [fn.__self__] + list(args)
@@ -698,7 +536,7 @@ def _compare_op(vm, frame, ins, run, shadow):
         return _generic(vm, frame, ins, run, shadow)
     lhs, rhs = stack[-2], stack[-1]
     following = vm.variant(frame.code)
-    feeds_jump = ins.index + 1 < len(following) and following[ins.index + 1].opname in _BRANCHES
+    feeds_jump = ins.index + 1 < len(following) and following[ins.index + 1].opname in BRANCHES
     op = _COMPARISONS.get(ins.argval)
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
@@ -761,7 +599,7 @@ _MODELS = {
     "COPY": _copy, "SWAP": _swap, "BINARY_OP": _binary_op, "CALL": _call,
     "COMPARE_OP": _compare_op,
 }
-_MODELS.update((name, _jump) for name in _BRANCHES)
+_MODELS.update((name, _jump) for name in BRANCHES)
 _MODELS.update((name, _jump) for name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"))
 
 

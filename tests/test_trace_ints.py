@@ -8,6 +8,8 @@ other branch) hit that graph and give eager's result.  Every other use
 breaks before it runs and stays correct.
 """
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
@@ -146,15 +148,33 @@ def exception_drops_a_stack_slot(x, y):
     return x * n + v
 
 
-@pytest.mark.parametrize("fn", [
+IN_GRAPH = [
     int_of_count, item_count_divides, item_on_the_left, int_arithmetic,
     int_to_float_arithmetic, int_moved_between_locals, same_small_int_as_a_constant,
     int_through_torch_functions, int_in_place_op, int_used_in_a_loop, int_with_int_tensor,
     bool_item_branch, bool_item_all_and_any, count_compared_in_if,
     exception_drops_a_stack_slot,
-], ids=lambda f: f.__name__)
+]
+
+
+@pytest.mark.parametrize("fn", IN_GRAPH, ids=lambda f: f.__name__)
 def test_int_stays_in_graph(fn):
     _check_in_graph(fn)
+
+
+_SIGNS = st.lists(st.sampled_from([-1.5, -0.5, 0.0, 0.5, 2.0]), min_size=4, max_size=4)
+
+
+@settings(max_examples=max(5, settings().max_examples // 10))
+@given(st.lists(_SIGNS, min_size=2, max_size=5), st.sampled_from(IN_GRAPH))
+def test_int_graphs_match_eager_on_any_data(calls, fn):
+    # The first call captures (on whatever count its data gives); every
+    # later one, with other counts and other branches, must agree with eager.
+    x = torch.randn(3, generator=torch.Generator().manual_seed(0))
+    traced = pyinterp.trace(fn, backend="eager")
+    for values in calls:
+        y = torch.tensor(values)
+        assert_same(traced(x, y), fn(x, y))
 
 
 def test_int_operand_gradients_match_eager():
