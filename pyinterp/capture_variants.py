@@ -189,7 +189,10 @@ def captured_instructions(code):
         # guard or break names the user's line.
         copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
         if tracking:
-            copy.fn = functools.partial(_run_tracking, copy.fn)
+            if variant is None and ins.inline:  # (a move: plain while nothing is tracked)
+                copy.fn = functools.partial(_run_tracking_move, ins.fn, copy.fn)
+            else:
+                copy.fn = functools.partial(_run_tracking, copy.fn)
         out.append(copy)
     out = tuple(out)
     _captured_cache[id(code)] = (decoded, out)
@@ -212,6 +215,12 @@ def _run_variant(variant, base, vm, frame, ins):
 
 
 def _run_tracking(run, vm, frame, ins):
+    return tracked_ints.step(vm, frame, ins, run)
+
+
+def _run_tracking_move(base, run, vm, frame, ins):
+    if not vm.capture.ints.shadows:
+        return base(vm, frame, ins)
     return tracked_ints.step(vm, frame, ins, run)
 
 

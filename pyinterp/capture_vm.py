@@ -349,8 +349,8 @@ class CaptureInterpreter(Interpreter):
             cap.top_callees += 1  # would be traced by a native entry (hybrid.py)
         if not cap.active:
             return calls.call(self, fn, args, kwargs)
-        if self.capture.ints:
-            tracked_ints.check_native_call(self.capture, fn)
+        if cap.ints.shadows:
+            tracked_ints.check_native_call(cap, fn)
         if self.capture.scalars and not is_deferred(fn) \
                 and not scalars.check_call(self.capture, fn, args, kwargs):
             return calls.call(self, fn, args, kwargs)
