@@ -24,7 +24,25 @@ def inductor(gm, example_inputs, mode=None):
     patches = {"triton.cudagraphs": True} if mode == "reduce-overhead" else None
     if mode == "reduce-overhead":
         _mark_static_parameters(example_inputs)
-    return compile_fx(gm, list(example_inputs), config_patches=patches)
+    with _shape_env_for_loops(gm):
+        return compile_fx(gm, list(example_inputs), config_patches=patches)
+
+
+def _shape_env_for_loops(gm):
+    """A tracing context whose fake mode has a shape environment, for a
+    graph with a ``while_loop`` node (Inductor's lowering of it asks for
+    one; Dynamo would have made it)."""
+    import contextlib
+
+    import torch
+
+    if not any(n.target is torch.ops.higher_order.while_loop for n in gm.graph.nodes):
+        return contextlib.nullcontext()
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    return tracing(TracingContext(FakeTensorMode(shape_env=ShapeEnv())))
 
 
 def _mark_static_parameters(example_inputs):

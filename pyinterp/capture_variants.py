@@ -15,7 +15,7 @@ import functools
 
 import torch
 
-from . import scalars, tracked_ints
+from . import scalars, tracked_ints, whileloop
 from .frame import decoded_for
 from .refgraph.sources import Attr, Item, Root
 from .resume import SPLIT_POINTS, PreState
@@ -109,14 +109,17 @@ def _delete_deref(vm, frame, ins, base):
 
 def _jump_if(vm, frame, ins, base):
     """A data-dependent ``if`` (a tensor condition): try the GraphMend
-    rewrite (both arms, merged with ``torch.where``) before the truth test
-    breaks the graph."""
+    rewrite (both arms, merged with ``torch.where``), or for a ``while``
+    loop's test one ``torch.while_loop`` (:mod:`.whileloop`), before the
+    truth test breaks the graph."""
     cond = frame.stack[-1]
     if vm.capture.active and isinstance(cond, Tensor):
         from .speculate import try_merge
 
         frame.stack.pop()
         join = try_merge(vm, frame, ins, cond)
+        if join is None:
+            join = whileloop.try_loop(vm, frame, ins, cond)
         if join is not None:
             return join
         frame.stack.append(cond)

@@ -1,0 +1,226 @@
+"""A ``while`` loop on tensor data as one ``torch.while_loop`` node.
+
+``while x.norm() > 1: x = x / 2`` runs a number of times that depends on
+tensor data, so a plain trace breaks at its test on every iteration.
+CPython 3.11 compiles such a loop with its test twice: at the top, a
+forward jump past the loop when the test is false, and at the bottom, a
+backward jump to the body when it is true.  When the top test's condition
+is a one-element tensor (and :mod:`.speculate` found no join: a loop has
+none):
+
+* the body runs once, speculatively, as a branch's arm does (no outside
+  writes, no random numbers, no appends, forward jumps only), from its
+  first instruction to the bottom test's jump.  The ops it records, the
+  bottom test's condition included, are the loop's body;
+* the locals the body changes are the loop's carried values: each must be
+  a tensor before and after, of the same shape, dtype and device.  A local
+  that was unbound before the loop (a temporary of the body) may only be
+  one that no instruction after the loop reads; it is unbound again after
+  the loop.  Nothing else in the frame may change.  No carried value may
+  require grad while grad mode is on (``while_loop`` has no autograd);
+* the frame is put back as before the body ran, and the graph gets one
+  ``torch.ops.higher_order.while_loop`` node whose carried inputs are the
+  top test's condition and the values, whose body graph gives the new
+  values and the bottom test's condition, and whose additional inputs are
+  the graph values the body reads.  The loop's real result comes from
+  running that node eagerly on the real values, and the frame continues
+  after the loop with it.
+
+Anything else (``break`` or ``continue``, a return in the body, a Python
+counter that changes, a ``for`` loop) leaves the frame as it was: the
+caller breaks the graph as before.
+"""
+import operator
+
+import torch
+import torch.fx
+
+from . import joins, speculate
+from .decode import SUSPENDABLE_FLAGS
+from .opcodes.signals import NULL
+
+_TOP_TESTS = frozenset({"POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE"})
+_BOTTOM_TESTS = frozenset({"POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE"})
+_STATE_TARGETS = frozenset({
+    torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
+    torch.amp.autocast_mode._exit_autocast,
+})
+WHILE_LOOP = torch.ops.higher_order.while_loop
+
+
+def loop_of(instructions, ins):
+    """``(body, bottom)``: the first instruction of the loop body and the
+    index of its bottom test, if ``ins`` is the top test of a ``while`` loop
+    laid out as above; else None."""
+    if ins.opname not in _TOP_TESTS or ins.target is None or ins.target <= ins.index + 1:
+        return None
+    bottom = instructions[ins.target - 1]
+    if bottom.opname not in _BOTTOM_TESTS or bottom.target != ins.index + 1:
+        return None
+    return ins.index + 1, bottom.index
+
+
+def try_loop(vm, frame, ins, cond):
+    """Run the data-dependent ``while`` loop whose top test ``ins`` met the
+    tensor ``cond`` (popped) as one ``while_loop`` node; return the index
+    after the loop, or None (frame untouched)."""
+    cap = vm.capture
+    instructions = vm.variant(frame.code)
+    shape = loop_of(instructions, ins)
+    if shape is None or cond.numel() != 1 or cap.speculating or cap.ints \
+            or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
+        return None
+    body, bottom = shape
+    rec = cap.recorder
+    fast0, stack0 = list(frame.fast), list(frame.stack)
+    pred0 = _predicate(cond)  # (recorded: the loop's first carried input)
+    mark, ops0 = len(rec.graph.nodes), rec.op_count
+    rng0 = torch.random.get_rng_state()
+    result = None
+    cap.speculating += 1
+    try:
+        cap.journals.append(speculate.Journal())
+        try:
+            speculate.run_arm(vm, frame, instructions, body, joins.Join((bottom,), bottom))
+        finally:
+            appended = cap.journals.pop().take_back()
+        with torch._C.DisableTorchFunction():  # our own check: not recorded
+            drew = not torch.equal(rng0, torch.random.get_rng_state())
+        if not appended and not drew:
+            after = list(frame.fast)
+            dead = joins.dead_outside(instructions, set(range(body, bottom + 1)))
+            result = _build(cap, instructions, fast0, stack0, after, list(frame.stack), mark,
+                            pred0, dead)
+    except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
+        result = None
+    finally:
+        cap.speculating -= 1
+    frame.stack[:] = stack0
+    if result is None:
+        frame.fast[:] = fast0
+        torch.random.set_rng_state(rng0)
+        speculate._discard_arms(rec, mark, ops0)
+        return None
+    frame.fast[:] = result
+    return instructions[bottom].index + 1
+
+
+def _predicate(cond):
+    """``cond`` as a 0-d bool tensor (recorded when it is a new op)."""
+    pick = cond if cond.dtype is torch.bool else cond.bool()
+    return pick.reshape(()) if pick.dim() else pick
+
+
+def _build(cap, instructions, fast0, stack0, after, stack, mark, pred0, dead):
+    """Replace the body's recorded ops by one ``while_loop`` node; return the
+    frame's locals after the loop, or None when the rules do not hold."""
+    rec = cap.recorder
+    if len(stack) != len(stack0) + 1 or any(a is not b for a, b in zip(stack, stack0)):
+        return None
+    bottom_cond = stack[-1]
+    if not isinstance(bottom_cond, torch.Tensor) or bottom_cond.numel() != 1:
+        return None
+    carried, temporaries = [], []
+    for slot, (before, now) in enumerate(zip(fast0, after)):
+        if before is now:
+            continue
+        if before is NULL and dead(slot):
+            temporaries.append(slot)
+        elif not _same_kind(before, now):
+            return None
+        else:
+            carried.append(slot)
+    if not carried:
+        return None  # (nothing changes: the loop would never end, or is not ours)
+    pred1 = _predicate(bottom_cond)  # recorded inside the body
+    inside = [n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"]
+    if any(n.target in _STATE_TARGETS for n in inside):
+        return None
+    old = [rec.node_for(fast0[s]) for s in carried]
+    new = [rec.node_for(pred1)] + [rec.node_for(after[s]) for s in carried]
+    inside_set = set(inside)
+    if any(u not in inside_set for n in inside for u in n.users):
+        return None
+    operands = []
+    for n in inside:
+        torch.fx.node.map_arg((n.args, n.kwargs), lambda a: _operand(a, inside_set, old, operands))
+    for o in new:
+        _operand(o, inside_set, old, operands)
+    body_gm = _body(inside, new, old, operands, rec.submodules)
+    cond_gm = _cond(len(old) + 1, len(operands))
+    real_operands = [o.meta.get("example_value") for o in operands]
+    if any(not isinstance(v, torch.Tensor) for v in real_operands) or any(
+            isinstance(v, torch.Tensor) and v.requires_grad and torch.is_grad_enabled()
+            for v in real_operands):
+        return None
+    real_carried = (pred0,) + tuple(fast0[s] for s in carried)
+    with torch._C.DisableTorchFunction():  # the real loop: not an op of the program
+        finals = WHILE_LOOP(cond_gm, body_gm, real_carried, tuple(real_operands))
+    rec.erase(inside_set)
+    names = ["while_cond_%d" % len(rec.submodules), "while_body_%d" % len(rec.submodules)]
+    rec.submodules.update(zip(names, (cond_gm, body_gm)))
+    graph = rec.graph
+    node = graph.call_function(WHILE_LOOP, (
+        graph.get_attr(names[0]), graph.get_attr(names[1]),
+        tuple([rec.node_for(pred0)] + old), tuple(operands)))
+    rec.op_count += 1
+    locals_after = list(fast0)
+    for i, slot in enumerate(carried):
+        value = finals[i + 1]
+        if id(value) in rec.node_of:  # (no iteration: an input, which must keep its node)
+            with torch._C.DisableTorchFunction():
+                value = value.clone()
+        item = graph.call_function(operator.getitem, (node, i + 1))
+        item.meta["example_value"] = value
+        rec.bind(value, item)
+        locals_after[slot] = value
+    for slot in temporaries:
+        locals_after[slot] = NULL
+    return locals_after
+
+
+def _same_kind(before, now):
+    return isinstance(before, torch.Tensor) and isinstance(now, torch.Tensor) \
+        and before.shape == now.shape and before.dtype == now.dtype \
+        and before.device == now.device and not (
+            torch.is_grad_enabled() and (before.requires_grad or now.requires_grad))
+
+
+def _operand(node, inside, old, operands):
+    if node not in inside and node not in old and node not in operands:
+        operands.append(node)
+    return node
+
+
+def _body(nodes, outs, old, operands, submodules):
+    """The body graph: ``(pred, *carried, *operands) -> (new pred, *new carried)``."""
+    root = torch.nn.Module()
+    sub = torch.fx.Graph()
+    sub.placeholder("pred")
+    env = {n: sub.placeholder("carried_%d" % i) for i, n in enumerate(old)}
+    env.update((n, sub.placeholder("operand_%d" % i)) for i, n in enumerate(operands))
+    for n in nodes:
+        if n.op == "get_attr":
+            setattr(root, n.target, submodules[n.target])
+        env[n] = sub.node_copy(n, lambda a: env[a])
+    results, seen = [], set()
+    for o in outs:
+        value = env[o]
+        if o in old or o in operands or o in seen:  # (no output may alias an input)
+            value = sub.call_method("clone", (value,))
+        seen.add(o)
+        results.append(value)
+    sub.output(tuple(results))
+    return torch.fx.GraphModule(root, sub)
+
+
+def _cond(n_carried, n_operands):
+    """The cond graph: the carried predicate (a copy: no output may alias)."""
+    sub = torch.fx.Graph()
+    pred = sub.placeholder("pred")
+    for i in range(n_carried - 1):
+        sub.placeholder("carried_%d" % i)
+    for i in range(n_operands):
+        sub.placeholder("operand_%d" % i)
+    sub.output(sub.call_method("clone", (pred,)))
+    return torch.fx.GraphModule(torch.nn.Module(), sub)

@@ -1,0 +1,194 @@
+"""``while`` loops on tensor data as one ``torch.while_loop`` (``pyinterp/whileloop.py``).
+
+A loop whose trip count depends on tensor data, whose body only computes
+tensors of unchanged shape, becomes one ``while_loop`` node: one graph, no
+break, and later calls with other trip counts (none at all included) hit
+that graph and give eager's result.  Loops that do anything else break as
+before and stay correct.
+"""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+from trace_support import assert_hits_ran_graph, assert_same, traced_counting  # noqa: E402
+
+# Scales of the inputs: the loops below run 0, 1, several and many times.
+SCALES = [0.01, 1.5, 3.0, 40.0, 0.5, 1000.0]
+
+
+def _args(scale, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(8, generator=gen) * scale,)
+
+
+def _check_one_loop_graph(fn, args=_args):
+    explanation = pyinterp.explain(fn, *args(SCALES[1]))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+    assert "higher_order.while_loop" in explanation.graphs[0].code
+    traced, counter = traced_counting(fn)
+    for scale in SCALES:
+        assert_same(traced(*args(scale)), fn(*args(scale)))
+    assert counter.count == 1, "other trip counts must hit the one graph"
+    assert_hits_ran_graph(counter, len(SCALES) - 1)
+
+
+# -- one graph ----------------------------------------------------------------
+def halve_until_small(x):
+    while x.norm() > 1:
+        x = x / 2
+    return x
+
+
+def with_a_temporary(x):
+    w = torch.eye(8) * 0.5
+    while x.abs().max() > 0.1:
+        h = x @ w
+        x = h + 0.01
+    return x * 2
+
+
+def two_carried_values(x):
+    a, b = x, torch.zeros_like(x)
+    while a.sum() > b.sum():
+        a = a - 1
+        b = b + 0.5
+    return a, b
+
+
+def if_inside_the_body(x):
+    while x.norm() > 1:
+        if x.sum() > 0:
+            x = x / 2
+        else:
+            x = x / 3
+    return x
+
+
+def loop_after_other_ops(x):
+    y = x.relu() + 1
+    while y.max() > 2:
+        y = y.sqrt()
+    return y - x
+
+
+def value_also_bound_before(x):
+    h = x  # (bound before the loop: carried like x)
+    while x.norm() > 1:
+        h = x / 2
+        x = h
+    return x + h
+
+
+@pytest.mark.parametrize("fn", [halve_until_small, with_a_temporary, two_carried_values,
+                                if_inside_the_body, loop_after_other_ops,
+                                value_also_bound_before],
+                         ids=lambda f: f.__name__)
+def test_data_dependent_while_is_one_graph(fn):
+    _check_one_loop_graph(fn)
+
+
+class Shrink(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        while x.abs().max() > 1:
+            x = self.lin(x) * 0.5
+        return x
+
+
+def test_module_weights_are_loop_operands_under_no_grad():
+    module = Shrink()
+    with torch.no_grad():
+        _check_one_loop_graph(module)
+
+
+def test_with_gradients_the_loop_breaks_and_stays_correct():
+    module = Shrink()  # (parameters require grad: while_loop has no autograd)
+    explanation = pyinterp.explain(module, *_args(40.0))
+    assert explanation.graph_break_count >= 1
+    traced = pyinterp.trace(module, backend="eager")
+    for scale in SCALES:
+        assert_same(traced(*_args(scale)), module(*_args(scale)))
+
+
+def test_under_inductor_matches_eager():
+    traced = pyinterp.trace(with_a_temporary)  # the default backend
+    for scale in SCALES[:4]:
+        torch.testing.assert_close(traced(*_args(scale)), with_a_temporary(*_args(scale)))
+
+
+@settings(max_examples=max(5, settings().max_examples // 10))
+@given(st.lists(st.floats(0.0, 100.0), min_size=2, max_size=5),
+       st.sampled_from([halve_until_small, two_carried_values, if_inside_the_body]))
+def test_loops_match_eager_on_any_scale(scales, fn):
+    traced = pyinterp.trace(fn, backend="eager")
+    for i, scale in enumerate(scales):
+        assert_same(traced(*_args(scale, seed=i)), fn(*_args(scale, seed=i)))
+
+
+# -- loops that break -----------------------------------------------------------
+def python_counter(x):
+    steps = 0
+    while x.norm() > 1:
+        x = x / 2
+        steps += 1
+    return x, steps
+
+
+def item_in_the_test(x):
+    # (the bottom test's .item() runs in the speculative body: refused)
+    while x.norm().item() > 1.0:
+        x = x * 0.5
+    return x
+
+
+def break_statement(x):
+    while x.norm() > 1:
+        x = x / 2
+        if x.sum() > 0:
+            break
+    return x
+
+
+def growing_shape(x):
+    while x.sum() < 100:
+        x = torch.cat([x, x.abs() + 1])
+    return x
+
+
+def printed_in_the_body(x):
+    while x.norm() > 1:
+        x = x / 2
+        print("step")
+    return x
+
+
+def random_in_the_body(x):
+    while x.norm() > 1:
+        x = x / (2 + torch.rand(()))
+    return x
+
+
+@pytest.mark.parametrize("fn", [python_counter, item_in_the_test, break_statement,
+                                growing_shape, printed_in_the_body, random_in_the_body],
+                         ids=lambda f: f.__name__)
+def test_loops_that_cannot_be_one_node_break_and_stay_correct(fn, capsys):
+    explanation = pyinterp.explain(fn, *_args(40.0))
+    assert explanation.graph_break_count >= 1
+    capsys.readouterr()  # (what explain's run printed)
+    traced = pyinterp.trace(fn, backend="eager")
+    for scale in SCALES:
+        torch.manual_seed(0)
+        expected = fn(*_args(scale))
+        eager_out = capsys.readouterr().out
+        torch.manual_seed(0)
+        assert_same(traced(*_args(scale)), expected)
+        assert capsys.readouterr().out == eager_out
