@@ -25,7 +25,7 @@ import operator
 import torch
 import torch.fx
 
-_STATE_TARGETS = frozenset({
+STATE_TARGETS = frozenset({  # (grad mode, autocast: not inside a subgraph)
     torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
     torch.amp.autocast_mode._exit_autocast,
 })
@@ -50,7 +50,7 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
     arms = (then_nodes, else_nodes)
     for nodes in arms:
         for n in nodes:
-            if n.target in _STATE_TARGETS or n.op == "get_attr" and n.target not in rec.submodules:
+            if n.target in STATE_TARGETS or n.op == "get_attr" and n.target not in rec.submodules:
                 return None
     outs = ([rec.node_for(a) for a, _ in differing], [rec.node_for(b) for _, b in differing])
     inside = set(then_nodes) | set(else_nodes)
@@ -66,7 +66,7 @@ def merge(rec, pick, taken_is_then, then_nodes, else_nodes, pairs):
         return None
     graph = rec.graph
     try:  # (both built before either is kept)
-        branches = [_subgraph(nodes, arm_outs, operands, rec.submodules)
+        branches = [subgraph(nodes, arm_outs, operands, rec.submodules)
                     for nodes, arm_outs in zip(arms, outs)]
     except KeyError:  # an arm uses a node the other arm made (a float's, made lazily)
         return None
@@ -112,12 +112,20 @@ def _operand(node, inside, operands):
     return node
 
 
-def _subgraph(nodes, outs, operands, submodules):
-    """The arm ``nodes`` as a graph of the ``operands``, returning ``outs``
-    (a nested ``torch.cond``'s branches move along with it)."""
+def subgraph(nodes, outs, inputs, submodules, names=None):
+    """The recorded ``nodes`` as a graph of ``inputs`` (the nodes its
+    placeholders stand for, in order; None for a placeholder nothing uses),
+    returning ``outs`` (a nested ``torch.cond``'s branches move along with
+    it; an output that is an input, or repeats, is cloned: a branch or loop
+    body may not return an alias)."""
     root = torch.nn.Module()
     sub = torch.fx.Graph()
-    env = {op: sub.placeholder("operand_%d" % i) for i, op in enumerate(operands)}
+    env = {}
+    for i, node in enumerate(inputs):
+        placeholder = sub.placeholder(names[i] if names else "operand_%d" % i)
+        if node is not None:
+            env[node] = placeholder
+    given = set(env)
     for n in nodes:
         if n.op == "get_attr":
             setattr(root, n.target, submodules[n.target])
@@ -125,7 +133,7 @@ def _subgraph(nodes, outs, operands, submodules):
     results, seen = [], set()
     for o in outs:
         value = env[o]
-        if o in operands or o in seen:  # a branch may not return an operand or alias
+        if o in given or o in seen:
             value = sub.call_method("clone", (value,))
         seen.add(o)
         results.append(value)

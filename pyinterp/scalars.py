@@ -336,7 +336,7 @@ def compare_op(vm, frame, ins, base):
     node records the comparison), so the jump is a data-dependent branch
     (see the module docstring)."""
     cap = vm.capture
-    if not (cap.scalars and cap.active) or ins.argval not in _COMPARISONS \
+    if not (cap.scalars and cap.active) or ins.argval not in COMPARISONS \
             or not _branch_on_compare(vm, frame, ins):
         return base(vm, frame, ins)
     stack = frame.stack
@@ -347,7 +347,7 @@ def compare_op(vm, frame, ins, base):
         cap.break_graph("data-dependent-value", "a comparison of Python floats the graph "
                         "computes on different devices")
         return base(vm, frame, ins)
-    op = _COMPARISONS[ins.argval]
+    op = COMPARISONS[ins.argval]
     rec = cap.recorder
     try:
         operands = tuple(table.node(v, rec) if table.tracks(v) else v for v in (lhs, rhs))
@@ -363,7 +363,7 @@ def compare_op(vm, frame, ins, base):
     return None
 
 
-_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
                 "==": operator.eq, "!=": operator.ne}
 
 
@@ -373,7 +373,7 @@ def check_instruction(cap, frame, ins):
     name = ins.opname
     if name in _MOVES:
         return
-    if name == "COMPARE_OP" and ins.argval in _COMPARISONS \
+    if name == "COMPARE_OP" and ins.argval in COMPARISONS \
             and _branch_on_compare(cap.vm, frame, ins):
         return  # (the variant records it: compare_op)
     table = cap.scalars

@@ -51,8 +51,6 @@ _PRODUCER_NAMES = frozenset({"item", "int"})
 _PRODUCED_BY = frozenset({"item", "__int__"})
 _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul}
-_COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-                "==": operator.eq, "!=": operator.ne}
 _INT_TYPES = (int, bool)
 _TRACKABLE_TENSORS = (Tensor, torch.nn.Parameter)
 
@@ -537,7 +535,7 @@ def _compare_op(vm, frame, ins, run, shadow):
     lhs, rhs = stack[-2], stack[-1]
     following = vm.variant(frame.code)
     feeds_jump = ins.index + 1 < len(following) and following[ins.index + 1].opname in BRANCHES
-    op = _COMPARISONS.get(ins.argval)
+    op = scalars.COMPARISONS.get(ins.argval)
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
     if not (feeds_jump and op is not None and plain) or len(devices) > 1 \

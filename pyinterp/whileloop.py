@@ -35,16 +35,12 @@ import operator
 import torch
 import torch.fx
 
-from . import joins, speculate
+from . import condmerge, joins, speculate
 from .decode import SUSPENDABLE_FLAGS
 from .opcodes.signals import NULL
 
 _TOP_TESTS = frozenset({"POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE"})
 _BOTTOM_TESTS = frozenset({"POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE"})
-_STATE_TARGETS = frozenset({
-    torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
-    torch.amp.autocast_mode._exit_autocast,
-})
 WHILE_LOOP = torch.ops.higher_order.while_loop
 
 
@@ -134,7 +130,7 @@ def _build(cap, instructions, fast0, stack0, after, stack, mark, pred0, dead):
         return None  # (nothing changes: the loop would never end, or is not ours)
     pred1 = _predicate(bottom_cond)  # recorded inside the body
     inside = [n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"]
-    if any(n.target in _STATE_TARGETS for n in inside):
+    if any(n.target in condmerge.STATE_TARGETS for n in inside):
         return None
     old = [rec.node_for(fast0[s]) for s in carried]
     new = [rec.node_for(pred1)] + [rec.node_for(after[s]) for s in carried]
@@ -194,24 +190,9 @@ def _operand(node, inside, old, operands):
 
 def _body(nodes, outs, old, operands, submodules):
     """The body graph: ``(pred, *carried, *operands) -> (new pred, *new carried)``."""
-    root = torch.nn.Module()
-    sub = torch.fx.Graph()
-    sub.placeholder("pred")
-    env = {n: sub.placeholder("carried_%d" % i) for i, n in enumerate(old)}
-    env.update((n, sub.placeholder("operand_%d" % i)) for i, n in enumerate(operands))
-    for n in nodes:
-        if n.op == "get_attr":
-            setattr(root, n.target, submodules[n.target])
-        env[n] = sub.node_copy(n, lambda a: env[a])
-    results, seen = [], set()
-    for o in outs:
-        value = env[o]
-        if o in old or o in operands or o in seen:  # (no output may alias an input)
-            value = sub.call_method("clone", (value,))
-        seen.add(o)
-        results.append(value)
-    sub.output(tuple(results))
-    return torch.fx.GraphModule(root, sub)
+    names = ["pred"] + ["carried_%d" % i for i in range(len(old))] \
+        + ["operand_%d" % i for i in range(len(operands))]
+    return condmerge.subgraph(nodes, outs, [None] + old + operands, submodules, names)
 
 
 def _cond(n_carried, n_operands):
