@@ -53,7 +53,7 @@ def consumes(ins):
     if name in _POPS_ARG:
         count = _POPS_ARG[name]
         return ins.arg if count is None else count(ins.arg)
-    if name.startswith("JUMP_IF_") or name in BRANCHES:
+    if name.startswith("JUMP_IF_") or name.startswith("POP_JUMP"):
         return 1
     return None
 
@@ -154,10 +154,16 @@ def _flow_step(instructions, ins, h, tainted, slots):
             return None
         h -= 1
         tainted.difference_update((h - 1, h))
-    elif name in BRANCHES:
+    elif name in BRANCHES:  # (a truth test of the int itself is fine)
         h -= 1
         tainted.discard(h)
         out.append((ins.target, h, frozenset(tainted), frozenset(slots)))
+    elif name.startswith("POP_JUMP") or name.startswith("JUMP_IF_"):
+        if h - 1 in tainted:  # (``is None`` tests, ``and``/``or`` values)
+            return None
+        kept = h if name.startswith("JUMP_IF_") else h - 1  # (the *_OR_POP forms keep it)
+        out.append((ins.target, kept, frozenset(tainted), frozenset(slots)))
+        h -= 1
     else:
         pops = consumes(ins)
         if tainted and (pops is None or any(p >= h - pops for p in tainted)):

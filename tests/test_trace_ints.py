@@ -291,3 +291,15 @@ def test_float_tensor_int_still_breaks():
     traced = pyinterp.trace(fn, backend="eager")
     for seed in SEEDS:
         assert_same(traced(*_args(seed)), fn(*_args(seed)))
+
+
+def test_int_flow_follows_none_tests_and_or_values():
+    # An `is None` test and an `or` value after the .item() do not touch the
+    # int: it is still tracked.
+    def fn(x, y, scale=None):
+        n = (y > 0).sum().item()
+        if scale is None:
+            scale = 2.0
+        factor = scale or 1.0
+        return x * n * factor
+    _check_in_graph(fn)
