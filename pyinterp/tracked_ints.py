@@ -214,6 +214,9 @@ def _run(vm, frame, ins, run, shadow):
 
 
 def _generic(vm, frame, ins, run, shadow):
+    """Any other instruction: it may not read a tracked int (the top
+    :func:`~.int_flow.consumes` slots, or a local for the 3.13
+    superinstructions); if it would, break before it runs."""
     cap = vm.capture
     name = ins.opname
     depth = len(frame.stack)
@@ -241,6 +244,8 @@ def _break(cap, message):
 
 # -- moves ----------------------------------------------------------------------
 def _load_fast(vm, frame, ins, run, shadow):
+    """``LOAD_FAST`` and its forms (``-- value``): a tracked local's entry
+    follows the value onto the stack (``LOAD_FAST_AND_CLEAR`` moves it)."""
     entry = shadow.fast.get(ins.argval)
     depth = len(frame.stack)
     result = _run(vm, frame, ins, run, shadow)
@@ -252,6 +257,8 @@ def _load_fast(vm, frame, ins, run, shadow):
 
 
 def _store_fast(vm, frame, ins, run, shadow):
+    """``STORE_FAST`` (``value --``): the local takes the top's entry, or
+    loses its own."""
     top = len(frame.stack) - 1
     entry = shadow.stack.pop(top, None)
     result = _run(vm, frame, ins, run, shadow)
@@ -263,17 +270,20 @@ def _store_fast(vm, frame, ins, run, shadow):
 
 
 def _delete_fast(vm, frame, ins, run, shadow):
+    """``DELETE_FAST`` (``--``): the local loses its entry."""
     result = _run(vm, frame, ins, run, shadow)
     shadow.fast.pop(ins.argval, None)
     return result
 
 
 def _pop_top(vm, frame, ins, run, shadow):
+    """``POP_TOP`` (``value --``): the top's entry goes with it."""
     shadow.stack.pop(len(frame.stack) - 1, None)
     return _run(vm, frame, ins, run, shadow)
 
 
 def _copy(vm, frame, ins, run, shadow):
+    """``COPY i`` (``... v -- ... v v``): the copy shares the entry."""
     depth = len(frame.stack)
     entry = shadow.stack.get(depth - ins.arg)
     result = _run(vm, frame, ins, run, shadow)
@@ -283,6 +293,7 @@ def _copy(vm, frame, ins, run, shadow):
 
 
 def _swap(vm, frame, ins, run, shadow):
+    """``SWAP i``: the two slots' entries swap too."""
     depth = len(frame.stack)
     top, other = depth - 1, depth - ins.arg
     a, b = shadow.stack.pop(top, None), shadow.stack.pop(other, None)
@@ -387,6 +398,10 @@ def produce(cap, func, name, args):
 
 # -- consuming ------------------------------------------------------------------
 def _binary_op(vm, frame, ins, run, shadow):
+    """``BINARY_OP`` (``lhs rhs -- result``) with a tracked operand: with a
+    tensor, a tensor op that takes the node (:func:`tensor_op_args`); with
+    numbers, ``+ - *`` of ints give a tracked int and float arithmetic a
+    float tracked by :mod:`.scalars`; anything else breaks first."""
     cap = vm.capture
     stack = frame.stack
     depth = len(stack)
