@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
 import pyinterp  # noqa: E402
 
-from trace_support import assert_hits_ran_graph, assert_same, traced_counting  # noqa: E402
+from trace_support import (assert_hits_ran_graph, assert_same, raises_same,  # noqa: E402
+                           traced_counting)
 
 # Seeds whose inputs give different counts of positives (0 to 4 of 4), so
 # a constant baked in at the capture would show.
@@ -303,3 +304,83 @@ def test_int_flow_follows_none_tests_and_or_values():
         factor = scale or 1.0
         return x * n * factor
     _check_in_graph(fn)
+
+
+# -- generated programs ---------------------------------------------------------
+_PRODUCERS = ["(y > 0).sum().item()", "int((y > 0).sum())", "(y > 0).any().item()",
+              "(y < 1).long().sum().item()"]
+
+
+@st.composite
+def _int_programs(draw):
+    """A small function of ``(x, y)`` that makes ints from ``y`` and uses
+    them in every way a tracked int may be used, and some it may not."""
+    ints, lines = ["n"], ["n = %s" % draw(st.sampled_from(_PRODUCERS))]
+    for _ in range(draw(st.integers(1, 7))):
+        a, b = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
+        new = "i%d" % len(lines)
+        kind = draw(st.integers(0, 11))
+        if kind == 0:
+            lines.append("%s = %s" % (new, a))
+        elif kind == 1:
+            lines.append("%s = %s %s %s" % (new, a, draw(st.sampled_from("+-*")), b))
+        elif kind == 2:
+            lines.append("%s = %s %s %d" % (new, a, draw(st.sampled_from("+-*")),
+                                             draw(st.integers(-3, 300))))
+        elif kind == 3:
+            lines.append("x = x %s %s" % (draw(st.sampled_from("+-*")), a))
+            continue
+        elif kind == 4:
+            lines.append("x = %s - x" % a)
+            continue
+        elif kind == 5:
+            lines.append("x = x / (%s * %s + 1)" % (a, a))
+            continue
+        elif kind == 6:
+            lines.append("if %s %s %d:\n    x = x * 2\nelse:\n    x = x - %s"
+                         % (a, draw(st.sampled_from(["<", ">", "=="])),
+                            draw(st.integers(0, 4)), b))
+            continue
+        elif kind == 7:
+            lines.append("if %s:\n    x = x + 1" % a)
+            continue
+        elif kind == 8:
+            lines.append("c = 3\nx = x * c")
+            continue
+        elif kind == 9:
+            lines.append("try:\n    x = x + %s + undefined_name\nexcept NameError:\n"
+                         "    x = x - 1" % a)
+            continue
+        elif kind == 10:
+            lines.append("for _ in range(2):\n    x = x + %s" % a)
+            continue
+        else:
+            lines.append("%s = %s / 4" % (new, a))  # (a float tracked by scalars.py)
+            lines.append("x = x * %s" % new)
+            continue
+        ints.append(new)
+    ret = draw(st.sampled_from(["x", "x, %s" % draw(st.sampled_from(ints)), "x[:2] * n"]))
+    lines.append("return " + ret)
+    return "def f(x, y):\n" + "\n".join("    " + ln.replace("\n", "\n    ")
+                                         for ln in lines) + "\n"
+
+
+_VALUES = st.lists(st.sampled_from([-1.5, -0.5, 0.0, 0.5, 2.0]), min_size=4, max_size=4)
+
+
+@settings(max_examples=max(5, settings().max_examples // 4))
+@given(_int_programs(), st.lists(_VALUES, min_size=2, max_size=4))
+def test_generated_int_programs_match_eager(source, calls):
+    namespace = {"torch": torch}
+    exec(compile(source, "<int-program>", "exec"), namespace)
+    fn = namespace["f"]
+    traced = pyinterp.trace(fn, backend="eager")
+    x = torch.randn(3, generator=torch.Generator().manual_seed(0))
+    for values in calls:
+        y = torch.tensor(values)
+        try:
+            expected = fn(x, y)
+        except Exception:  # noqa: BLE001 - (bool - tensor): the same error, traced
+            raises_same(traced, fn, x, y)
+            continue
+        assert_same(traced(x, y), expected)
