@@ -134,7 +134,7 @@ def try_merge(vm, frame, ins, cond):
         frame.stack[:] = stack0
         cap.ints.restore(ints0)
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
-        _discard_arms(cap.recorder, marks[0], ops0)
+        discard_ops(cap.recorder, marks[0], ops0)
         return None
     frame.fast[:], frame.stack[:], appends = merged
     cap.ints.restore(int_places[0])
@@ -159,7 +159,7 @@ def _nodes_before_arms(cap, values):
                     pass  # (from another graph: its use in an arm breaks)
 
 
-def _discard_arms(rec, mark, op_count):
+def discard_ops(rec, mark, op_count):
     """Erase the ops the arms recorded (the graph's nodes from ``mark`` on;
     ``op_count`` ops before them): after a failed speculation nothing can
     reach their values, and the eager backend would run them on every

@@ -69,8 +69,9 @@ def try_loop(vm, frame, ins, cond):
     body, bottom = shape
     rec = cap.recorder
     fast0, stack0 = list(frame.fast), list(frame.stack)
+    first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
     pred0 = _predicate(cond)  # (recorded: the loop's first carried input)
-    mark, ops0 = len(rec.graph.nodes), rec.op_count
+    mark = len(rec.graph.nodes)  # (the body's ops start here)
     rng0 = torch.random.get_rng_state()
     result = None
     cap.speculating += 1
@@ -95,7 +96,7 @@ def try_loop(vm, frame, ins, cond):
     if result is None:
         frame.fast[:] = fast0
         torch.random.set_rng_state(rng0)
-        speculate._discard_arms(rec, mark, ops0)
+        speculate.discard_ops(rec, first, ops0)
         return None
     frame.fast[:] = result
     return instructions[bottom].index + 1
