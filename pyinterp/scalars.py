@@ -17,8 +17,8 @@ would natively) and remembers them by identity in :class:`ScalarTable`
 (they stay alive for the whole capture, so an id is never reused).  Only
 floats are tracked by identity: ``int``/``bool`` results may be interned
 objects that other code shares.  :mod:`.tracked_ints` tracks the ints and
-bools of ``.item()``/``int(t)`` by the stack slot or local that holds them
-instead; ``bool(t)`` and ``random.randint`` stay breaks.
+bools of ``.item()``/``int(t)``/``bool(t)`` by the stack slot or local that
+holds them instead; ``random.randint`` stays a break.
 
 What a tracked float may do without a break (everything else is a
 ``data-dependent-value`` break, checked *before* the instruction runs):

@@ -1,5 +1,5 @@
 """Python ints and bools the graph computes: ``.item()``/``int(t)`` of an
-integer or bool tensor, tracked by *where they are*.
+integer or bool tensor and ``bool(t)``, tracked by *where they are*.
 
 ``n = (y > 0).sum().item()`` then ``x.sum() / n``: ``n`` only feeds a
 tensor op again, so nothing needs to leave the graph; ``n`` stands for a
@@ -47,8 +47,8 @@ from .refgraph.fxgraph import Unrepresentable
 
 Tensor = torch.Tensor
 
-_PRODUCER_NAMES = frozenset({"item", "int"})
-_PRODUCED_BY = frozenset({"item", "__int__"})
+_PRODUCER_NAMES = frozenset({"item", "int", "bool"})
+_PRODUCED_BY = frozenset({"item", "__int__", "__bool__"})
 _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul}
 _INT_TYPES = (int, bool)
@@ -315,6 +315,13 @@ def _producer(frame, ins):
     if base < 0 or getattr(frame, "kw_names", None):
         return None
     fn, args = _call_shape(stack, base)
+    if fn is bool and len(args) == 1:  # (``bool(t)``: any real dtype, t != 0)
+        tensor = args[0]
+        if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_complex \
+                or tensor.numel() != 1 \
+                or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+            return None
+        return tensor
     if fn is int and len(args) == 1:
         tensor = args[0]
     elif len(args) == 1 and fn is Tensor.item:
@@ -388,8 +395,11 @@ def produce(cap, func, name, args):
 
     def make():
         node = graph.call_method("reshape", (graph.call_method("detach", (base,)), ()))
-        return node if as_bool and tensor.dtype is torch.bool else \
-            graph.call_method("to", (node, torch.int64))
+        if not as_bool:
+            return graph.call_method("to", (node, torch.int64))
+        if tensor.dtype is torch.bool:
+            return node
+        return graph.call_function(operator.ne, (node, 0))  # (bool(t) of a number)
 
     rec.op_count += 1
     table.produced = TrackedInt(value, rec, make, tensor.device)

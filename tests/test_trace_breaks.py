@@ -33,8 +33,8 @@ def f_tolist(x):
 
 
 def f_bool(x):
-    positive = bool(x.sum() > 0)  # BREAK
-    return x * 2 if positive else x * -3
+    positive = bool(x.sum() > 0)  # BREAK (a bool from tensor data that leaves the function)
+    return (x * 2 if positive else x * -3), positive
 
 
 def f_int(x):

@@ -131,6 +131,14 @@ def bool_item_all_and_any(x, y):
     return x
 
 
+def bool_of_tensors(x, y):
+    positive = bool(y.sum() > 0)
+    big = bool(y.abs().max())  # (a float tensor: nonzero)
+    if positive and big:
+        x = x + 1
+    return x * (positive + 1)
+
+
 def count_compared_in_if(x, y):
     n = (y > 0).sum().item()
     if n > 1:
@@ -153,7 +161,7 @@ IN_GRAPH = [
     int_of_count, item_count_divides, item_on_the_left, int_arithmetic,
     int_to_float_arithmetic, int_moved_between_locals, same_small_int_as_a_constant,
     int_through_torch_functions, int_in_place_op, int_used_in_a_loop, int_with_int_tensor,
-    bool_item_branch, bool_item_all_and_any, count_compared_in_if,
+    bool_item_branch, bool_item_all_and_any, bool_of_tensors, count_compared_in_if,
     exception_drops_a_stack_slot,
 ]
 
@@ -308,7 +316,7 @@ def test_int_flow_follows_none_tests_and_or_values():
 
 # -- generated programs ---------------------------------------------------------
 _PRODUCERS = ["(y > 0).sum().item()", "int((y > 0).sum())", "(y > 0).any().item()",
-              "(y < 1).long().sum().item()"]
+              "(y < 1).long().sum().item()", "bool(y.sum() > 0)", "bool(y.max())"]
 
 
 @st.composite
