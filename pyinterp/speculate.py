@@ -88,6 +88,7 @@ def try_merge(vm, frame, ins, cond):
         return None
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
+    premade = len(cap.recorder.graph.nodes)
     _nodes_before_arms(cap, fast0 + stack0)
     ints0 = cap.ints.snapshot()  # where tracked ints are (tracked_ints.py)
     cap.ints.make_nodes(cap.recorder)
@@ -135,7 +136,9 @@ def try_merge(vm, frame, ins, cond):
         cap.ints.restore(ints0)
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
         discard_ops(cap.recorder, marks[0], ops0)
+        _drop_unused(cap.recorder, premade, marks[0])
         return None
+    _drop_unused(cap.recorder, premade, marks[0])
     frame.fast[:], frame.stack[:], appends = merged
     cap.ints.restore(int_places[0])
     for lst, items in appends:
@@ -157,6 +160,19 @@ def _nodes_before_arms(cap, values):
                     table.node(value, cap.recorder)
                 except Unrepresentable:
                     pass  # (from another graph: its use in an arm breaks)
+
+
+def _drop_unused(rec, lo, hi):
+    """Erase the nodes ``lo:hi`` made before the arms (the nodes of numbers
+    the graph computes) that no arm used: the eager backend would run them
+    on every call."""
+    made = list(rec.graph.nodes)[lo:hi]
+    unused = set()
+    for n in reversed(made):
+        if n.op != "placeholder" and all(u in unused for u in n.users):
+            unused.add(n)
+    if unused:
+        rec.erase(unused)
 
 
 def discard_ops(rec, mark, op_count):

@@ -414,3 +414,18 @@ def scalar_in_local_dict_then_native(x, y):
                                 scalar_in_local_dict_then_native], ids=lambda f: f.__name__)
 def test_scalar_hidden_in_an_object_is_never_frozen(fn):
     _check_breaks(fn, (3,), (4,))
+
+
+def test_float_nodes_made_for_arms_that_no_arm_used_are_dropped():
+    # The float's node is made before the arms (for torch.cond); no arm
+    # uses it, so the graph must not compute it on every call.
+    def fn(x, y):
+        s = y.max().item()  # noqa: F841 - (live in the frame at the branch)
+        if x.sum() > 0:
+            x = x * 2
+        else:
+            x = x - 1
+        return x
+    explanation = pyinterp.explain(fn, *_args(0, (3,), (4,)))
+    assert explanation.graph_break_count == 0
+    assert "float64" not in explanation.graphs[0].code, explanation.graphs[0].code
