@@ -192,3 +192,38 @@ def test_loops_that_cannot_be_one_node_break_and_stay_correct(fn, capsys):
         torch.manual_seed(0)
         assert_same(traced(*_args(scale)), expected)
         assert capsys.readouterr().out == eager_out
+
+
+# -- generated loops --------------------------------------------------------------
+_BODY_LINES = [
+    "a = a * 0.5", "a = a / 3 + b * 0.01", "b = b * 0.9", "t = a + b\na = t * 0.5",
+    "if a.sum() > 0:\n    a = a * 0.5\nelse:\n    a = a / 4",
+    "a = a - a.mean() * 0.1", "b = b.abs() * 0.5", "c = c + 1",
+    "steps = steps + 1", "a = torch.cat([a[1:], a[:1]]) * 0.7",
+]
+_TESTS = ["a.norm() > 1", "a.abs().max() > 0.5", "a.sum() + b.sum() > 1", "(a * b).sum() > 0.1"]
+
+
+@st.composite
+def _loop_programs(draw):
+    """A function with one data-dependent while loop whose body is drawn
+    from lines the rewrite takes (tensor updates, a nested if) and lines it
+    must refuse (a Python counter), with the loop's test on tensor data."""
+    body = draw(st.lists(st.sampled_from(_BODY_LINES), min_size=1, max_size=4))
+    body += ["a = a * 0.5", "b = b * 0.5"]  # (so that every test turns false)
+    test = draw(st.sampled_from(_TESTS))
+    lines = ["b = torch.ones(8) * 0.1", "c = 0", "steps = 0", "while %s:" % test]
+    lines += ["    " + ln.replace("\n", "\n    ") for ln in body]
+    lines.append("return a, b, c, steps")
+    return "def f(a):\n" + "\n".join("    " + ln.replace("\n", "\n    ") for ln in lines) + "\n"
+
+
+@settings(max_examples=max(5, settings().max_examples // 10))
+@given(_loop_programs(), st.lists(st.floats(0.0, 50.0), min_size=2, max_size=4))
+def test_generated_loops_match_eager(source, scales):
+    namespace = {"torch": torch}
+    exec(compile(source, "<loop-program>", "exec"), namespace)
+    fn = namespace["f"]
+    traced = pyinterp.trace(fn, backend="eager")
+    for i, scale in enumerate(scales):
+        assert_same(traced(*_args(scale, seed=i)), fn(*_args(scale, seed=i)))
