@@ -447,8 +447,20 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
                     exc = e
     finally:
         sys.unraisablehook = old_hook
+    # The outcome is recorded with the collector still paused: re-enabled,
+    # the next allocation collects the run's young cycles, whose finalizers
+    # would then show in ``globals_after`` for one run and not the other
+    # (the interpreted run allocates far more, so it crosses the threshold).
+    try:
+        return _outcome(interpreted, exc, events, value, out, err, unraisable, caught,
+                        exc_info, args, kwargs, namespace, internal_types)
+    finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def _outcome(interpreted, exc, events, value, out, err, unraisable, caught, exc_info,
+             args, kwargs, namespace, internal_types):
     internal = None
     if exc is not None and internal_types and isinstance(exc, internal_types):
         internal = "%s: %s" % (type(exc).__name__, exc)
