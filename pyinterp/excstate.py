@@ -60,7 +60,22 @@ def _find_exc_info_offset():
     return None
 
 
-_EXC_INFO_OFFSET = _find_exc_info_offset()
+def _find_in_a_fresh_thread():
+    """:func:`_find_exc_info_offset` in a new thread: importing this module
+    inside a running generator (pytest collects test modules from
+    generators) would have ``tstate->exc_info`` point at that generator's
+    item, outside the thread state, and the probe would find nothing.  A new
+    thread runs no generator; the offset is the same for every thread."""
+    import threading
+
+    found = []
+    probe = threading.Thread(target=lambda: found.append(_find_exc_info_offset()))
+    probe.start()
+    probe.join()
+    return found[0] if found else None
+
+
+_EXC_INFO_OFFSET = _find_in_a_fresh_thread()
 
 
 def current_item_value():
