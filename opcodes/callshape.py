@@ -32,20 +32,22 @@ def pop_call(stack, nargs):
 
     Returns ``(callable, args)`` with ``self`` (if any) first in ``args``.
     """
+    fn, args = peek_call(stack, nargs)
+    del stack[len(stack) - nargs - 2:]
+    return fn, args
+
+
+def peek_call(stack, nargs):
+    """``(callable, args)`` of the call on top of the stack, as
+    :func:`pop_call` gives them, leaving the stack as it is."""
     base = len(stack) - nargs - 2
     first = stack[base]
     second = stack[base + 1]
     if first is NULL:            # 3.11/3.12 [NULL, callable, args]
-        fn = second
-        args = stack[base + 2:]
-    elif second is NULL:         # 3.13 [callable, NULL, args]
-        fn = first
-        args = stack[base + 2:]
-    else:                        # [method, self, args] on every version
-        fn = first
-        args = stack[base + 1:]
-    del stack[base:]
-    return fn, args
+        return second, stack[base + 2:]
+    if second is NULL:           # 3.13 [callable, NULL, args]
+        return first, stack[base + 2:]
+    return first, stack[base + 1:]  # [method, self, args] on every version
 
 
 def callable_at(stack, depth):

@@ -42,7 +42,7 @@ import torch
 
 from . import scalars
 from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
-from .opcodes.signals import NULL
+from .opcodes.callshape import peek_call
 from .refgraph.fxgraph import Unrepresentable
 
 Tensor = torch.Tensor
@@ -314,7 +314,7 @@ def _producer(frame, ins):
     base = len(stack) - ins.arg - 2
     if base < 0 or getattr(frame, "kw_names", None):
         return None
-    fn, args = _call_shape(stack, base)
+    fn, args = peek_call(stack, ins.arg)
     if fn is bool and len(args) == 1:  # (``bool(t)``: any real dtype, t != 0)
         tensor = args[0]
         if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_complex \
@@ -336,17 +336,6 @@ def _producer(frame, ins):
             or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
         return None
     return tensor
-
-
-def _call_shape(stack, base):
-    """``(callable, args)`` of the call whose callable slots start at
-    ``base`` (both layouts: see ``opcodes/callshape.py``), without popping."""
-    first, second = stack[base], stack[base + 1]
-    if first is NULL:
-        return second, stack[base + 2:]
-    if second is NULL:
-        return first, stack[base + 2:]
-    return first, [second] + stack[base + 2:]
 
 
 def _produce(vm, frame, ins, run, tensor, shadow):
@@ -523,7 +512,7 @@ def _call(vm, frame, ins, run, shadow):
     if not tracked:
         return _generic(vm, frame, ins, run, shadow)
     base = depth - argc - 2
-    fn, args = _call_shape(stack, base)
+    fn, args = peek_call(stack, ins.arg)
     if isinstance(getattr(fn, "__self__", None), Tensor):  # a bound method: self first
         args = [fn.__self__] + list(args)
     if len(tracked) == 1 and len(args) == 2 and not getattr(frame, "kw_names", None) \
