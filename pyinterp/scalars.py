@@ -326,8 +326,33 @@ def _branch_on_compare(vm, frame, ins):
     if not (table.tracks(lhs) or table.tracks(rhs)) or not (_plain_number(lhs)
                                                              and _plain_number(rhs)):
         return False
+    return next_is_branch(vm, frame, ins, _BRANCHES)
+
+
+def next_is_branch(vm, frame, ins, branches):
+    """True if the instruction after ``ins`` (in the code the frame runs)
+    is one of the conditional jumps ``branches``."""
     following = vm.variant(frame.code)
-    return ins.index + 1 < len(following) and following[ins.index + 1].opname in _BRANCHES
+    return ins.index + 1 < len(following) and following[ins.index + 1].opname in branches
+
+
+def bool_tensor(truth, device):
+    """A 0-d bool tensor holding ``truth``: the value of a recorded node,
+    made without recording an op."""
+    with torch._C.DisableTorchFunction():
+        return torch.tensor(truth, device=device)
+
+
+def push_comparison(rec, stack, op, operands, device):
+    """Replace the two plain numbers on top of ``stack`` by their
+    comparison ``op`` as a 0-d bool tensor on ``device``, recorded as the
+    node ``op(*operands)`` (operands: nodes or constants).  Shared by the
+    comparisons of tracked floats and of tracked ints."""
+    truth = op(stack[-2], stack[-1])  # plain numbers: the real comparison, nothing to run
+    cond = bool_tensor(truth, device)
+    rec.record(op, operands, {}, cond)
+    del stack[-2:]
+    stack.append(cond)
 
 
 def compare_op(vm, frame, ins, base):
@@ -354,12 +379,7 @@ def compare_op(vm, frame, ins, base):
     except Unrepresentable as e:
         cap.break_graph(e.kind, e.message)
         return base(vm, frame, ins)
-    truth = op(lhs, rhs)  # plain numbers: the real comparison, nothing to run
-    with torch._C.DisableTorchFunction():  # the value of the node below: not an op
-        cond = torch.tensor(truth, device=devices.pop())
-    rec.record(op, operands, {}, cond)
-    del stack[-2:]
-    stack.append(cond)
+    push_comparison(rec, stack, op, operands, devices.pop())
     return None
 
 

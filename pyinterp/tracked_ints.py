@@ -547,8 +547,7 @@ def _compare_op(vm, frame, ins, run, shadow):
     if entries == (None, None):
         return _generic(vm, frame, ins, run, shadow)
     lhs, rhs = stack[-2], stack[-1]
-    following = vm.variant(frame.code)
-    feeds_jump = ins.index + 1 < len(following) and following[ins.index + 1].opname in BRANCHES
+    feeds_jump = scalars.next_is_branch(vm, frame, ins, BRANCHES)
     op = scalars.COMPARISONS.get(ins.argval)
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
@@ -563,12 +562,9 @@ def _compare_op(vm, frame, ins, run, shadow):
     except Unrepresentable as e:
         _break(cap, e.message)
         return run(vm, frame, ins)
-    cond = _bool_tensor(op(lhs, rhs), devices.pop())
-    rec.record(op, operands, {}, cond)
     shadow.stack.pop(depth - 2, None)
     shadow.stack.pop(depth - 1, None)
-    del stack[-2:]
-    stack.append(cond)
+    scalars.push_comparison(rec, stack, op, operands, devices.pop())
     return None
 
 
@@ -590,7 +586,7 @@ def _jump(vm, frame, ins, run, shadow):
     except Unrepresentable as e:
         _break(cap, e.message)
         return run(vm, frame, ins)
-    cond = _bool_tensor(bool(stack[-1]), entry.device)
+    cond = scalars.bool_tensor(bool(stack[-1]), entry.device)
     if type(entry.value) is bool:  # (a bool's node is a bool tensor)
         rec.bind(cond, node)
     else:
@@ -598,11 +594,6 @@ def _jump(vm, frame, ins, run, shadow):
     del shadow.stack[top]
     stack[-1] = cond
     return _run(vm, frame, ins, run, shadow)
-
-
-def _bool_tensor(truth, device):
-    with torch._C.DisableTorchFunction():  # the value of a node: not an op
-        return torch.tensor(truth, device=device)
 
 
 _MODELS = {
