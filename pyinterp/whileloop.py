@@ -32,6 +32,7 @@ caller breaks the graph as before.
 """
 import operator
 
+import attrs
 import torch
 import torch.fx
 
@@ -84,9 +85,8 @@ def try_loop(vm, frame, ins, cond):
         with torch._C.DisableTorchFunction():  # our own check: not recorded
             drew = not torch.equal(rng0, torch.random.get_rng_state())
         if not appended and not drew:
-            after = list(frame.fast)
             dead = joins.dead_outside(instructions, set(range(body, bottom + 1)))
-            result = _build(cap, instructions, fast0, stack0, after, list(frame.stack), mark,
+            result = _build(rec, (fast0, stack0), (list(frame.fast), list(frame.stack)), mark,
                             pred0, dead)
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
         result = None
@@ -108,33 +108,81 @@ def _predicate(cond):
     return pick.reshape(()) if pick.dim() else pick
 
 
-def _build(cap, instructions, fast0, stack0, after, stack, mark, pred0, dead):
+def _build(rec, before, after, mark, pred0, dead):
     """Replace the body's recorded ops by one ``while_loop`` node; return the
-    frame's locals after the loop, or None when the rules do not hold."""
-    rec = cap.recorder
-    if len(stack) != len(stack0) + 1 or any(a is not b for a, b in zip(stack, stack0)):
+    frame's locals after the loop, or None when the rules do not hold.
+    ``before`` and ``after`` are the frame's ``(locals, stack)`` before and
+    after the body ran; ``dead(slot)``: no instruction after the loop reads
+    that local."""
+    change = _frame_change(before, after, dead)
+    if change is None:
         return None
-    bottom_cond = stack[-1]
+    loop = _extract(rec, mark, before[0], after[0], change)
+    if loop is None:
+        return None
+    return _record(rec, pred0, before[0], change, loop)
+
+
+@attrs.frozen
+class _Change:
+    """What the body did to the frame."""
+
+    carried: list
+    """The local slots it changed: the loop's carried values."""
+    temporaries: list
+    """The local slots unbound before it and dead after the loop."""
+    bottom_cond: torch.Tensor
+    """The bottom test's condition, left on the stack."""
+
+
+@attrs.frozen
+class _Subgraphs:
+    """The body's ops, taken out of the graph as ``while_loop``'s operands."""
+
+    inside: set
+    """The body's recorded nodes (erased from the graph once replaced)."""
+    old: list
+    """The carried values' nodes before the loop."""
+    operands: list
+    """The graph values from outside the body that it reads."""
+    cond: torch.fx.GraphModule
+    body: torch.fx.GraphModule
+
+
+def _frame_change(before, after, dead):
+    """The body's :class:`_Change` to the frame, or None when the stack or a
+    local changed in a way the loop cannot carry."""
+    (fast0, stack0), (fast1, stack1) = before, after
+    if len(stack1) != len(stack0) + 1 or any(a is not b for a, b in zip(stack1, stack0)):
+        return None
+    bottom_cond = stack1[-1]
     if not isinstance(bottom_cond, torch.Tensor) or bottom_cond.numel() != 1:
         return None
     carried, temporaries = [], []
-    for slot, (before, now) in enumerate(zip(fast0, after)):
-        if before is now:
+    for slot, (was, now) in enumerate(zip(fast0, fast1)):
+        if was is now:
             continue
-        if before is NULL and dead(slot):
+        if was is NULL and dead(slot):
             temporaries.append(slot)
-        elif not _same_kind(before, now):
+        elif not _same_kind(was, now):
             return None
         else:
             carried.append(slot)
     if not carried:
         return None  # (nothing changes: the loop would never end, or is not ours)
-    pred1 = _predicate(bottom_cond)  # recorded inside the body
+    return _Change(carried, temporaries, bottom_cond)
+
+
+def _extract(rec, mark, fast0, fast1, change):
+    """The body's ops since node ``mark`` as :class:`_Subgraphs`, or None
+    when they touch global state, feed ops outside the body, or read a
+    value that is not a tensor or needs grad."""
+    pred1 = _predicate(change.bottom_cond)  # recorded inside the body
     inside = [n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"]
     if any(n.target in condmerge.STATE_TARGETS for n in inside):
         return None
-    old = [rec.node_for(fast0[s]) for s in carried]
-    new = [rec.node_for(pred1)] + [rec.node_for(after[s]) for s in carried]
+    old = [rec.node_for(fast0[s]) for s in change.carried]
+    new = [rec.node_for(pred1)] + [rec.node_for(fast1[s]) for s in change.carried]
     inside_set = set(inside)
     if any(u not in inside_set for n in inside for u in n.users):
         return None
@@ -143,26 +191,31 @@ def _build(cap, instructions, fast0, stack0, after, stack, mark, pred0, dead):
         torch.fx.node.map_arg((n.args, n.kwargs), lambda a: _operand(a, inside_set, old, operands))
     for o in new:
         _operand(o, inside_set, old, operands)
-    body_gm = _body(inside, new, old, operands, rec.submodules)
-    cond_gm = _cond(len(old) + 1, len(operands))
-    real_operands = [o.meta.get("example_value") for o in operands]
-    if any(not isinstance(v, torch.Tensor) for v in real_operands) or any(
-            isinstance(v, torch.Tensor) and v.requires_grad and torch.is_grad_enabled()
-            for v in real_operands):
+    real = [o.meta.get("example_value") for o in operands]
+    if any(not isinstance(v, torch.Tensor) or (v.requires_grad and torch.is_grad_enabled())
+           for v in real):
         return None
-    real_carried = (pred0,) + tuple(fast0[s] for s in carried)
+    return _Subgraphs(inside_set, old, operands, _cond(len(old) + 1, len(operands)),
+                      _body(inside, new, old, operands, rec.submodules))
+
+
+def _record(rec, pred0, fast0, change, loop):
+    """Run the loop for real, put its ``while_loop`` node in the graph in
+    place of the body's ops, and return the frame's locals after it."""
+    real_carried = (pred0,) + tuple(fast0[s] for s in change.carried)
+    real_operands = tuple(o.meta["example_value"] for o in loop.operands)
     with torch._C.DisableTorchFunction():  # the real loop: not an op of the program
-        finals = WHILE_LOOP(cond_gm, body_gm, real_carried, tuple(real_operands))
-    rec.erase(inside_set)
+        finals = WHILE_LOOP(loop.cond, loop.body, real_carried, real_operands)
+    rec.erase(loop.inside)
     names = ["while_cond_%d" % len(rec.submodules), "while_body_%d" % len(rec.submodules)]
-    rec.submodules.update(zip(names, (cond_gm, body_gm)))
+    rec.submodules.update(zip(names, (loop.cond, loop.body)))
     graph = rec.graph
     node = graph.call_function(WHILE_LOOP, (
         graph.get_attr(names[0]), graph.get_attr(names[1]),
-        tuple([rec.node_for(pred0)] + old), tuple(operands)))
+        tuple([rec.node_for(pred0)] + loop.old), tuple(loop.operands)))
     rec.op_count += 1
     locals_after = list(fast0)
-    for i, slot in enumerate(carried):
+    for i, slot in enumerate(change.carried):
         value = finals[i + 1]
         if id(value) in rec.node_of:  # (no iteration: an input, which must keep its node)
             with torch._C.DisableTorchFunction():
@@ -171,7 +224,7 @@ def _build(cap, instructions, fast0, stack0, after, stack, mark, pred0, dead):
         item.meta["example_value"] = value
         rec.bind(value, item)
         locals_after[slot] = value
-    for slot in temporaries:
+    for slot in change.temporaries:
         locals_after[slot] = NULL
     return locals_after
 
