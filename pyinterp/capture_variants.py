@@ -193,7 +193,7 @@ def captured_instructions(code):
         copy.fn = functools.partial(_run_variant, variant or _plain, ins.fn)
         if tracking:
             if variant is None and ins.inline:  # (a move: plain while nothing is tracked)
-                copy.fn = functools.partial(_run_tracking_move, ins.fn, copy.fn)
+                copy.fn = functools.partial(_run_tracking_move, ins.fn)
             else:
                 copy.fn = functools.partial(_run_tracking, copy.fn)
         out.append(copy)
@@ -221,10 +221,13 @@ def _run_tracking(run, vm, frame, ins):
     return tracked_ints.step(vm, frame, ins, run)
 
 
-def _run_tracking_move(base, run, vm, frame, ins):
+def _run_tracking_move(base, vm, frame, ins):
+    # A move is inline elsewhere: it does not count as a step of the top
+    # frame (hybrid.py), tracked or not.
     if not vm.capture.ints.shadows:
         return base(vm, frame, ins)
-    return tracked_ints.step(vm, frame, ins, run)
+    frame.lasti = ins.index  # (for the site of a break)
+    return tracked_ints.step(vm, frame, ins, base)
 
 
 def _plain(vm, frame, ins, base):

@@ -204,6 +204,29 @@ def test_int_under_inductor_matches_eager():
         torch.testing.assert_close(traced(*_args(seed)), count_compared_in_if(*_args(seed)))
 
 
+def int_moved_once(x, y):
+    n = int((y > 0).sum())
+    a = n
+    return x * a
+
+
+def int_moved_three_times(x, y):
+    n = int((y > 0).sum())
+    a = n
+    b = a
+    c = b
+    return x * c
+
+
+def test_moves_of_a_tracked_int_are_not_steps_of_the_top_frame():
+    # hybrid.py counts the top frame's non-inline instructions; a move is
+    # inline whether an int is tracked or not.
+    from pyinterp.tracing import capture
+    steps = [capture(fn, _args(0), {}).top_steps
+             for fn in (int_moved_once, int_moved_three_times)]
+    assert steps[0] == steps[1] > 0
+
+
 # -- uses that break, and stay correct ------------------------------------------
 def int_returned(x, y):
     return x, (y > 0).sum().item()
