@@ -9,7 +9,7 @@ so a call always returns its real result.
 """
 import warnings
 
-from .. import collector
+from . import collector
 
 
 def eager(gm, example_inputs):

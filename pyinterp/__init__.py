@@ -52,14 +52,14 @@ from .errors import (  # noqa: E402
     UnsupportedPythonError,
 )
 from .api import interpret  # noqa: E402
-from .tracing import trace  # noqa: E402  (imports torch only when used)
-from .explain import explain  # noqa: E402
+from .capture.traced import trace  # noqa: E402  (imports torch only when used)
+from .capture.explain import explain  # noqa: E402
 
 
 def log_breaks(enabled=True):
     """Log each graph break as it happens (logger ``pyinterp.breaks``);
     ``PYINTERP_LOG_BREAKS=1`` in the environment does the same."""
-    from .capture import log_breaks as _switch
+    from .capture.state import log_breaks as _switch
 
     _switch(enabled)
 

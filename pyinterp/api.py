@@ -2,9 +2,10 @@
 import functools
 import sys
 
-from . import lookasides  # noqa: F401  (registers the lookasides)
-from . import lookup, warnbridge
-from .vm import Interpreter
+from .interp import lookasides  # noqa: F401  (registers the lookasides)
+from .interp.model import lookup
+from .interp import warnbridge
+from .interp.vm import Interpreter
 
 # Each interpreted call costs several host frames; give the host room for
 # CPython's own recursion limit worth of interpreted frames.

@@ -18,12 +18,12 @@ import os
 
 import torch
 
-from . import scalars, tracked_ints
-from .errors import GraphBreakSignal
-from .refgraph.breaks import BreakRecord
-from .refgraph.fxgraph import GraphRecorder, Unrepresentable
-from .refgraph.sources import Produced
-from .refgraph.refgraph import RefGraph
+from .values import scalars, tracked_ints
+from ..errors import GraphBreakSignal
+from ..refgraph.breaks import BreakRecord
+from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
+from ..refgraph.sources import Produced
+from ..refgraph.refgraph import RefGraph
 
 Tensor = torch.Tensor
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -114,7 +114,7 @@ class Capture:
         """The run met something it cannot capture: raise under fullgraph,
         else stop capturing (the run finishes in the interpreter)."""
         if self.speculating:
-            from .speculate import Speculating
+            from .graphmend.speculate import Speculating
 
             raise Speculating(message)
         site = self.site()

@@ -11,8 +11,10 @@ import functools
 import types
 import warnings
 
-from . import api, collector, lookup
-from .errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
+from .. import api
+from ..codegen import collector
+from ..interp.model import lookup
+from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 
 
 class Entry:
@@ -77,15 +79,15 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
 def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, traced_options):
     import torch
 
-    from .capture import Capture, RecordingMode
-    from .capture_vm import CaptureInterpreter
-    from .codegen import backends
-    from .codegen.guardgen import build_guard
-    from .codegen.mockgen import MockBuilder, Walker, graph_outputs
-    from .refgraph import guards as G
-    from .refgraph.fxgraph import Unrepresentable
-    from .refgraph.sources import Arg, Kwarg, Root
-    from .refgraph.state import torch_state
+    from .state import Capture, RecordingMode
+    from .interpreter import CaptureInterpreter
+    from ..codegen import backends
+    from ..codegen.guardgen import build_guard
+    from ..codegen.mockgen import MockBuilder, Walker, graph_outputs
+    from ..refgraph import guards as G
+    from ..refgraph.fxgraph import Unrepresentable
+    from ..refgraph.sources import Arg, Kwarg, Root
+    from ..refgraph.state import torch_state
 
     cap = Capture(fullgraph=fullgraph)
     cap.explain = explain
@@ -178,7 +180,7 @@ def _top_code(target):
 
 def _splitter(backend, mode, traced_options):
     """Builds the split entry at a break (None when the point is unsupported)."""
-    from . import resume
+    from .partial import resume
 
     options = dict(traced_options or {})
 
@@ -223,7 +225,7 @@ class Traced:
     _pyinterp_constant = True  # a mock may hold one as it is (a resume function)
 
     def __init__(self, fn, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
-        from .codegen import backends
+        from ..codegen import backends
 
         if not callable(fn):
             raise TypeError("pyinterp.trace expects a callable, got %s" % type(fn).__name__)
@@ -273,7 +275,7 @@ class Traced:
                         self._fullgraph, traced_options=self._options)
         run = None
         if trace.mock is None and trace.top_callees:
-            from . import hybrid
+            from .partial import hybrid
 
             if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
                 run = hybrid.runner(fn, self._options, self._callees)
@@ -327,7 +329,7 @@ def describe_guard(guard, param_names=()):
     the user's ``file:line`` whose read caused it."""
     import re
 
-    from .codegen.guardgen import render_guard
+    from ..codegen.guardgen import render_guard
 
     def name(match):
         i = int(match.group(1))

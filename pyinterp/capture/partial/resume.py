@@ -26,11 +26,11 @@ import types
 
 from bytecode import Bytecode, CompilerFlags, Instr, Label
 
-from .codegen.emit import assemble
-from .decode import SUSPENDABLE_FLAGS
-from .codegen.mockgen import MockBuilder, Walker, graph_outputs
-from .opcodes.signals import NULL
-from .refgraph.expr import Local
+from ...codegen.emit import assemble
+from ...interp.decode import SUSPENDABLE_FLAGS
+from ...codegen.mockgen import MockBuilder, Walker, graph_outputs
+from ...opcodes.signals import NULL
+from ...refgraph.expr import Local
 
 _PSEUDO = ("Label", "TryBegin", "TryEnd", "SetLineno")
 SPLIT_POINTS = frozenset({"CALL"})
@@ -67,7 +67,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
     returns ``(mock, listing, graph_module_or_None)``."""
     import torch
 
-    from .codegen import backends
+    from ...codegen import backends
 
     ins = pre.ins
     frame = pre.frame
@@ -130,7 +130,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
     for name in reversed(after):
         g.e.store_fast(name)
     g.line("%s = <stack after the call>" % ", ".join(after))
-    from .refgraph.expr import Call, Obj
+    from ...refgraph.expr import Call, Obj
 
     call = Call(Obj(resume, "resume_" + code.co_name),
                 tuple(Local(n) for n in after) + tuple(local_exprs))
@@ -144,7 +144,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
 
 def _wrap_callee(stack, argc, traced_options):
     """The callee of the broken call, replaced by its traced wrapper."""
-    from .tracing import Traced
+    from ..traced import Traced
 
     stack = list(stack)
     slot = len(stack) - argc - 2
@@ -171,7 +171,7 @@ def _localsplus(code):
 
 def _resume_function(frame, ins, n_stack, local_names, traced_options):
     """``resume(stack..., locals...)``: ``frame``'s code entered after ``ins``."""
-    from .tracing import Traced
+    from ..traced import Traced
 
     code = frame.code
     key = (id(code), ins.index, n_stack, tuple(local_names))

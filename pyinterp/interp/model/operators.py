@@ -18,8 +18,8 @@ from collections import deque
 from .dunders import call_special, needs_interpreter
 from .lookup import MISSING, lookup
 
-from .opcodes.fastpath import BINARY_FUNCTIONS as NATIVE_BINARY
-from .opcodes.fastpath import NATIVE_TYPES  # noqa: F401  (re-exported)
+from ...opcodes.fastpath import BINARY_FUNCTIONS as NATIVE_BINARY
+from ...opcodes.fastpath import NATIVE_TYPES  # noqa: F401  (re-exported)
 
 # (native function, forward dunder, reflected dunder), indexed by BINARY_OP's
 # NB_* number; the in-place forms (13..25) carry the in-place dunder and the

@@ -29,14 +29,14 @@ import sys
 import types
 import warnings
 
-from . import lookup as _lookup
+from .model import lookup as _lookup
 from .calls import LOOKASIDES, METHOD_LOOKASIDES, namespace_with_module
-from .dunders import needs_interpreter
+from .model.dunders import needs_interpreter
 from .decode import localsplus_names
 from .frame import Frame
-from .lookup import MISSING, lookup
-from .opcodes.signals import NULL
-from .operators import NATIVE_TYPES
+from .model.lookup import MISSING, lookup
+from ..opcodes.signals import NULL
+from .model.operators import NATIVE_TYPES
 
 
 def lookaside(*targets):
@@ -268,7 +268,7 @@ def _host_frame_outside():
     return frame
 
 
-_PACKAGE = __name__.rsplit(".", 1)[0]
+_PACKAGE = __name__.split(".", 1)[0]  # "pyinterp": core, capture and helpers
 
 
 def _is_interpreter_module(name):

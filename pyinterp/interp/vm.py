@@ -9,24 +9,18 @@ the exception table only when one is actually raised, so the per-instruction
 path has no exception bookkeeping at all.
 """
 import dis
-import os
 import sys
 
-from . import (attributes, calls, containers, dunders, excstate, generators,
-               importing, operators, text)
-from . import lookup as lookup_module
-from .errors import PyinterpInternal, StackEffectError
+from .model import attributes, containers, dunders, operators, text
+from . import calls, excstate, generators, importing
+from .model import lookup as lookup_module
+from ..errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST,
                      INLINE_NOTHING, INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
-from .opcodes.fastpath import NATIVE_ITERATORS
+from ..opcodes.fastpath import NATIVE_ITERATORS
 from .frame import Frame, decoded_for, may_die_bound, release_locals
-from .opcodes.signals import NULL
-from . import opcodes as _opcodes_package
-
-# pyinterp's own source directories: frames running their code are the
-# interpreter's (host frames), not the program's.
-_HOST_DIRS = tuple(sorted({os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                           for m in (sys.modules[__package__], _opcodes_package)}))
+from ..opcodes.signals import NULL
+from .hostfiles import HOST_DIRS as _HOST_DIRS
 
 
 def _release_host_frames(exc):

@@ -19,9 +19,9 @@ import re
 import types
 
 from .binding import bind_arguments
-from .dunders import call_special, needs_interpreter
+from .model.dunders import call_special, needs_interpreter
 from .frame import Frame, decoded_for, release_locals
-from .lookup import HOST_TYPES, MISSING, lookup
+from .model.lookup import HOST_TYPES, MISSING, lookup
 
 FunctionType = types.FunctionType
 MethodType = types.MethodType
@@ -76,7 +76,7 @@ def call(vm, fn, args, kwargs=None):
 def _call_special_kw(vm, method, obj, args, kwargs):
     if type(method) is FunctionType:
         return call_function(vm, method, (obj,) + tuple(args), kwargs)
-    from .dunders import bind
+    from .model.dunders import bind
 
     return call(vm, bind(vm, method, obj, type(obj)), args, kwargs)
 

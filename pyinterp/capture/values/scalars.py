@@ -59,7 +59,7 @@ import types
 
 import torch
 
-from .refgraph.fxgraph import Unrepresentable
+from ...refgraph.fxgraph import Unrepresentable
 
 Tensor = torch.Tensor
 
@@ -219,7 +219,7 @@ def recompute(cap, fn):
     """Call ``fn()`` and track its float as a graph input that the mock
     recomputes (``refgraph.sources.Recomputed``).  The placeholder is made
     now, so the mock's calls happen in the run's order, used or not."""
-    from .refgraph.sources import Recomputed
+    from ...refgraph.sources import Recomputed
 
     value = fn()
     rec = cap.recorder
@@ -445,7 +445,7 @@ def check_call(cap, fn, args, kwargs):
 
 
 def _may_receive(cap, fn):
-    from .capture import is_torch_function
+    from ..state import is_torch_function
 
     if type(fn) is types.MethodType:
         fn = fn.__func__

@@ -2,7 +2,7 @@
 import builtins as _builtins_module
 
 from .decode import CACHE, decode
-from .opcodes.signals import NULL
+from ..opcodes.signals import NULL
 
 
 class Frame:

@@ -29,15 +29,11 @@ What stays different: the program can see the extra entry in
 does not record its position (most non-call instructions) is attributed to
 the line of the frame's last call or attribute load.
 """
-import os
 import re
 import sys
 import warnings
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_HOST_DIRS = (_PACKAGE_DIR + os.sep,
-              os.path.join(os.path.dirname(_PACKAGE_DIR), "opcodes") + os.sep)
-_TESTING_DIR = os.path.join(_PACKAGE_DIR, "testing") + os.sep
+from .hostfiles import HOST_DIRS as _HOST_DIRS, TESTING_DIR as _TESTING_DIR
 
 _HOST_MODULES = re.compile(r"pyinterp(?:$|\.(?!testing(?:$|\.)))")
 _FILTER = ("always", None, Warning, _HOST_MODULES, 0)

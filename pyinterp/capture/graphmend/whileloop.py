@@ -37,8 +37,8 @@ import torch
 import torch.fx
 
 from . import condmerge, joins, speculate
-from .decode import SUSPENDABLE_FLAGS
-from .opcodes.signals import NULL
+from ...interp.decode import SUSPENDABLE_FLAGS
+from ...opcodes.signals import NULL
 
 _TOP_TESTS = frozenset({"POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE"})
 _BOTTOM_TESTS = frozenset({"POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE"})

@@ -33,10 +33,10 @@ the arm the real program would take, so the run's results do not change.
 import torch
 
 from . import condmerge, joins
-from .decode import SUSPENDABLE_FLAGS
-from .errors import PyinterpInternal
-from .opcodes.signals import NULL
-from .refgraph.fxgraph import Unrepresentable
+from ...interp.decode import SUSPENDABLE_FLAGS
+from ...errors import PyinterpInternal
+from ...opcodes.signals import NULL
+from ...refgraph.fxgraph import Unrepresentable
 
 _JUMP_IF_TRUE = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE",
                            "JUMP_IF_TRUE_OR_POP"})

@@ -6,7 +6,7 @@ event (a break inside a loop that runs three times counts three), the
 guards as readable Python with the user's line that caused each one, and
 the mock.
 """
-from .tracing import Traced, capture, describe_guard, roots_of
+from .traced import Traced, capture, describe_guard, roots_of
 
 
 class Explanation:

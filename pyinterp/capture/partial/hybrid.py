@@ -23,10 +23,11 @@ import types
 
 import torch
 
-from . import api, calls
-from .decode import SUSPENDABLE_FLAGS
-from .module_hooks import hooks_in_the_way
-from .vm import Interpreter
+from ... import api
+from ...interp import calls
+from ...interp.decode import SUSPENDABLE_FLAGS
+from ..modules import hooks_in_the_way
+from ...interp.vm import Interpreter
 
 # Above this many (non-inline) instructions in the function's own frame
 # during the capture, interpreting the frame would cost more than compiled
@@ -99,7 +100,7 @@ class TracedCalleesInterpreter(Interpreter):
         return self.call(func, args, kwargs)
 
     def _wrapper(self, fn):
-        from .tracing import Traced
+        from ..traced import Traced
 
         found = _wrapped_key(fn)
         if found is None:

@@ -19,20 +19,23 @@ import types
 
 import torch
 
-from . import (attributes, calls, containers, hybrid, operators, scalars, speculate,
-               tracked_ints)
-from .capture import is_torch_function
-from .capture_calls import SPECIAL_CALLS, deferred, is_deferred
-from .capture_variants import captured_instructions
-from .dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
-from .lookup import MISSING, is_data_descriptor, lookup, python_getter
-from .module_hooks import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
-from .refgraph import guards as G
-from .refgraph.expr import is_literal
-from .refgraph.refgraph import _all_scalars
-from .refgraph.sources import Attr, Item, Root
-from .tracing import Traced
-from .vm import Interpreter
+from ..interp.model import attributes, containers, operators
+from ..interp import calls
+from .partial import hybrid
+from .values import scalars, tracked_ints
+from .graphmend import speculate
+from .state import is_torch_function
+from .special_calls import SPECIAL_CALLS, deferred, is_deferred
+from .rules import captured_instructions
+from ..interp.model.dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
+from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
+from .modules import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
+from ..refgraph import guards as G
+from ..refgraph.expr import is_literal
+from ..refgraph.refgraph import _all_scalars
+from ..refgraph.sources import Attr, Item, Root
+from .traced import Traced
+from ..interp.vm import Interpreter
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
@@ -282,7 +285,7 @@ class CaptureInterpreter(Interpreter):
     # -- writes ---------------------------------------------------------------
     def _no_writes_while_speculating(self, what):
         if self.capture.speculating:
-            from .speculate import Speculating
+            from .graphmend.speculate import Speculating
 
             raise Speculating("%s in a speculative arm" % what)
 

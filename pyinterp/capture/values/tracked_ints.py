@@ -42,8 +42,8 @@ import torch
 
 from . import scalars
 from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
-from .opcodes.callshape import peek_call
-from .refgraph.fxgraph import Unrepresentable
+from ...opcodes.callshape import peek_call
+from ...refgraph.fxgraph import Unrepresentable
 
 Tensor = torch.Tensor
 
@@ -202,7 +202,7 @@ def _run(vm, frame, ins, run, shadow):
     try:
         return run(vm, frame, ins)
     except Exception as e:
-        from .errors import PyinterpInternal
+        from ...errors import PyinterpInternal
 
         if not isinstance(e, PyinterpInternal):
             if ins.exc_target is None:

@@ -30,8 +30,8 @@ import inspect
 import sys
 import weakref
 
-from .errors import PyinterpError, UnsupportedOpcodeError
-from .opcodes.signals import NULL
+from ..errors import PyinterpError, UnsupportedOpcodeError
+from ..opcodes.signals import NULL
 
 _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
 
@@ -147,7 +147,7 @@ def localsplus_names(code):
 
 
 def _decode(code, ref):
-    from .opcodes.registry import handler_for
+    from ..opcodes.registry import handler_for
 
     raw = list(dis.get_instructions(code))
     offset_to_index = {ins.offset: i for i, ins in enumerate(raw)}

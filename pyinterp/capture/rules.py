@@ -15,10 +15,11 @@ import functools
 
 import torch
 
-from . import scalars, tracked_ints, whileloop
-from .frame import decoded_for
-from .refgraph.sources import Attr, Item, Root
-from .resume import SPLIT_POINTS, PreState
+from .values import scalars, tracked_ints
+from .graphmend import whileloop
+from ..interp.frame import decoded_for
+from ..refgraph.sources import Attr, Item, Root
+from .partial.resume import SPLIT_POINTS, PreState
 
 Tensor = torch.Tensor
 
@@ -114,7 +115,7 @@ def _jump_if(vm, frame, ins, base):
     truth test breaks the graph."""
     cond = frame.stack[-1]
     if vm.capture.active and isinstance(cond, Tensor):
-        from .speculate import try_merge
+        from .graphmend.speculate import try_merge
 
         frame.stack.pop()
         join = try_merge(vm, frame, ins, cond)

@@ -12,7 +12,7 @@ no.  Nothing here runs code: it reads the decoded instructions only.
 import dis
 import sys
 
-from .frame import decoded_for
+from ...interp.frame import decoded_for
 from .scalars import NB_SYMBOL
 
 ARITHMETIC_SYMBOLS = frozenset({"+", "-", "*", "+=", "-=", "*="})

@@ -21,7 +21,7 @@ import types
 
 from .decode import CLEANUP_THROW_IN_BYTECODE
 from .frame import may_die_bound, release_locals
-from .opcodes.signals import GENERATOR, RETURN, YIELD
+from ..opcodes.signals import GENERATOR, RETURN, YIELD
 
 CO_GENERATOR = inspect.CO_GENERATOR
 CO_COROUTINE = inspect.CO_COROUTINE

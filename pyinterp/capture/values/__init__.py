@@ -1,0 +1,1 @@
+"""pyinterp.capture.values"""

@@ -1,0 +1,1 @@
+"""pyinterp.interp.model"""
