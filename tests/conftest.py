@@ -10,7 +10,7 @@ Select a profile with the environment variable ``HYPOTHESIS_PROFILE``:
   failure (the same examples are drawn).
 * ``slow``: 20,000 examples for the mixed fuzz test (2,500 per family),
   random each run, with the example database on; run it as
-  ``HYPOTHESIS_PROFILE=slow pytest tests/test_fuzz.py``.
+  ``HYPOTHESIS_PROFILE=slow pytest tests/fuzz/test_fuzz.py``.
 * ``dev``: a quick random smoke run (40 / 10 examples) while editing.
 
 Fuzz examples are slow to generate and may take seconds to interpret, so

@@ -221,7 +221,7 @@ def int_moved_three_times(x, y):
 def test_moves_of_a_tracked_int_are_not_steps_of_the_top_frame():
     # hybrid.py counts the top frame's non-inline instructions; a move is
     # inline whether an int is tracked or not.
-    from pyinterp.tracing import capture
+    from pyinterp.capture.traced import capture
     steps = [capture(fn, _args(0), {}).top_steps
              for fn in (int_moved_once, int_moved_three_times)]
     assert steps[0] == steps[1] > 0

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
 import pyinterp  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "benchmarks"))
 import models  # noqa: E402
 
 HF = ["hf_gpt2", "hf_bert", "hf_t5", "hf_llama", "hf_vit", "hf_resnet"]

@@ -1587,7 +1587,7 @@ def test_itertools_callbacks():
 #
 # * pyinterp's own machinery: the decoder's ``dis``, ``ctypes`` in
 #   excstate, the import system behind ``IMPORT_NAME``, the argument binders
-#   compiled by pyinterp.binding (they carry the callee's name but run none
+#   compiled by pyinterp.interp.binding (they carry the callee's name but run none
 #   of its code) and ``types._calculate_meta``;
 # * a callback made by C code that pyinterp runs natively: a special method
 #   in NATIVE_CALLBACK_NAMES (hashing dict keys, comparing items inside
@@ -1606,7 +1606,7 @@ def test_itertools_callbacks():
 
 _PYINTERP_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                        for m in (pyinterp, pyinterp.opcodes))
-_BINDING_FILE = os.path.abspath(sys.modules["pyinterp.binding"].__file__)
+_BINDING_FILE = os.path.abspath(sys.modules["pyinterp.interp.binding"].__file__)
 _HOST_LIBRARY_FILES = frozenset({
     dis.__file__, ctypes.__file__,
     "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>",
@@ -1692,7 +1692,7 @@ def _pattern_sub(c_function):
     """True for a bound ``re.Pattern.sub``/``subn``.
 
     They are METH_METHOD builtins (type ``builtin_method``), which
-    ``pyinterp.calls.call`` runs natively without consulting
+    ``pyinterp.interp.calls.call`` runs natively without consulting
     METHOD_LOOKASIDES; so their replacement callables (the template
     function made by ``re._subx``, a user's function) run natively for now.
     """

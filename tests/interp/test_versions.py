@@ -16,7 +16,7 @@ import pytest
 
 from helpers import case, run_case
 
-from pyinterp.decode import decode
+from pyinterp.interp.decode import decode
 from pyinterp.opcodes import intrinsics
 
 PEP_695 = pytest.mark.skipif(sys.version_info < (3, 12),
