@@ -35,7 +35,7 @@ from ..refgraph.expr import is_literal
 from ..refgraph.refgraph import _all_scalars
 from ..refgraph.sources import Attr, Item, Root
 from .traced import Traced
-from ..interp.vm import Interpreter
+from ..interp.vm import Interpreter, checked_copy
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
@@ -89,7 +89,8 @@ class CaptureInterpreter(Interpreter):
         capture.vm = self
 
     def variant(self, code):
-        return captured_instructions(code)
+        instructions = captured_instructions(code)
+        return checked_copy(instructions) if self.debug else instructions
 
     # -- reads ----------------------------------------------------------------
     def load_attr(self, obj, name):

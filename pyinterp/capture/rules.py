@@ -122,6 +122,7 @@ def _jump_if(vm, frame, ins, base):
         if join is None:
             join = whileloop.try_loop(vm, frame, ins, cond)
         if join is not None:
+            vm.regions_run += 1  # (for the debug-mode stack check)
             return join
         frame.stack.append(cond)
     return base(vm, frame, ins)

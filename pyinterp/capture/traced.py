@@ -11,7 +11,7 @@ import functools
 import types
 import warnings
 
-from .. import api
+from .. import api, config
 from ..codegen import collector
 from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
@@ -104,7 +104,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
         rg.read(Arg(i), value)
     for name, value in kwargs.items():
         rg.read(Kwarg(name), value)
-    vm = CaptureInterpreter(cap)
+    vm = CaptureInterpreter(cap, debug=config.debug_capture)
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)

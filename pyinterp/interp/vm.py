@@ -85,13 +85,25 @@ class Interpreter:
     """
 
     variant = None
-    """Subclasses may run other copies of the instructions: a function of
-    the code object returning them (capture variants, see ``capture_vm``)."""
+    """Where a frame's instructions come from when not the decoded ones: a
+    function of the code object returning them.  Debug mode sets it to
+    :func:`checked_instructions`; a subclass may define it as a method
+    (capture variants, see ``pyinterp.capture.interpreter``), which then
+    honours ``debug`` itself (:func:`checked_copy`)."""
+
+    regions_run = 0
+    """How many times a handler ran a whole region of instructions in place
+    of one (capture's merged branches and loops): a debug-mode check then
+    skips that handler's own stack effect, since the region ends at its
+    join with the stack the join expects, which no single instruction's
+    effect predicts (each instruction inside the region was checked)."""
 
     def __init__(self, debug=False):
         self.top = None
         self.depth = 0
         self.debug = debug
+        if debug and self.variant is None:
+            self.variant = checked_instructions
         self.recursion_limit = sys.getrecursionlimit()
         self.rethrown = None
 
@@ -140,14 +152,12 @@ class Interpreter:
     def loop(self, frame, exc):
         """Run ``frame`` from ``frame.pc`` until it returns or yields.
 
-        In debug mode the frame runs the *checked* copy of its instructions:
-        every handler is called (nothing inline) and followed by a
-        stack-effect assertion.
+        The frame runs its decoded instructions, or the copy ``variant``
+        gives: in debug mode the *checked* copy, where every handler is
+        called (nothing inline) and followed by a stack-effect assertion.
         """
         instructions = frame.instructions
-        if self.debug:
-            instructions = checked_instructions(frame.code)
-        elif self.variant is not None:
+        if self.variant is not None:
             instructions = self.variant(frame.code)
         pc = frame.pc
         fast = frame.fast
@@ -304,21 +314,41 @@ def checked_instructions(code):
     """``code``'s instructions with every handler wrapped in a stack check."""
     decoded = decoded_for(code)
     if decoded.checked is None:
-        checked = []
-        for ins in decoded.instructions:
-            copy = ins.copy()
-            copy.inline = 0
-            copy.fn = _checking(ins.fn)
-            checked.append(copy)
-        decoded.checked = tuple(checked)
+        decoded.checked = _checked(decoded.instructions)
     return decoded.checked
+
+
+_checked_copies = {}
+"""id(instruction tuple) -> (that tuple, its checked copy), for the copies
+that are not a code object's decoded instructions (capture variants); the
+tuples are cached for good by their makers, so their ids stay theirs."""
+
+
+def checked_copy(instructions):
+    """A checked copy of any instruction tuple (see :func:`checked_instructions`),
+    made once per tuple."""
+    entry = _checked_copies.get(id(instructions))
+    if entry is None or entry[0] is not instructions:
+        entry = _checked_copies[id(instructions)] = (instructions, _checked(instructions))
+    return entry[1]
+
+
+def _checked(instructions):
+    checked = []
+    for ins in instructions:
+        copy = ins.copy()
+        copy.inline = 0
+        copy.fn = _checking(ins.fn)
+        checked.append(copy)
+    return tuple(checked)
 
 
 def _checking(handler):
     def checked(vm, frame, ins):
         before = len(frame.stack)
+        regions = vm.regions_run
         result = handler(vm, frame, ins)
-        if result is None or result.__class__ is int:
+        if (result is None or result.__class__ is int) and vm.regions_run == regions:
             jumped = result is not None and result != ins.index + 1
             _check_stack_effect(ins, jumped, len(frame.stack) - before)
         return result

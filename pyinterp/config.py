@@ -1,0 +1,19 @@
+"""Settings that change how pyinterp runs, read from the environment once,
+at import; tests and tools may also set the attributes directly.
+
+* ``PYINTERP_DEBUG=1``: graph capture (``trace``, ``explain``) runs in debug
+  mode, like ``interpret(fn, debug=True)``: after every instruction,
+  including the capture variants that record into the graph and the
+  RefGraph, the interpreter asserts that the stack changed by the amount
+  ``dis.stack_effect`` predicts (``pyinterp.errors.StackEffectError``
+  otherwise).  It is slower; CI runs the capture tests once this way.
+"""
+import os
+
+
+def _flag(name):
+    return os.environ.get(name, "") not in ("", "0")
+
+
+debug_capture = _flag("PYINTERP_DEBUG")
+"""Check every instruction's stack effect during capture too."""
