@@ -10,25 +10,8 @@ that they are not supported, so it uses no new syntax before the check.
 import os as _os
 import sys as _sys
 
-SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
-"""The (major, minor) Python versions whose bytecode pyinterp executes."""
-
-
-def _supported_range_text():
-    return ", ".join("%d.%d" % v for v in SUPPORTED_VERSIONS)
-
-
-def _unsupported_python_message(version_info, implementation="cpython"):
-    """Why pyinterp cannot run on this Python, or None if it can."""
-    if implementation != "cpython":
-        return ("pyinterp interprets CPython bytecode and supports CPython %s; "
-                "this is %s." % (_supported_range_text(), implementation))
-    if tuple(version_info[:2]) not in SUPPORTED_VERSIONS:
-        return ("pyinterp supports CPython %s; this is Python %d.%d.%d. "
-                "Run it on a supported version."
-                % ((_supported_range_text(),) + tuple(version_info[:3])))
-    return None
-
+from .versions import SUPPORTED_VERSIONS
+from .versions import unsupported_python_message as _unsupported_python_message
 
 _why_not = _unsupported_python_message(_sys.version_info, _sys.implementation.name)
 if _why_not is not None:

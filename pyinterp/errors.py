@@ -6,6 +6,7 @@ the interpreter (an opcode it does not know, an unsupported Python), and they
 derive from :class:`PyinterpInternal` so that the interpreted program's own
 ``try``/``except`` blocks can never catch them.
 """
+from .versions import supported_range_text
 
 
 class PyinterpInternal(BaseException):
@@ -36,14 +37,8 @@ class UnsupportedOpcodeError(PyinterpError):
         self.version = version
         super().__init__(
             "pyinterp has no handler for opcode %s on Python %s%s; supported "
-            "versions: %s" % (opname, version, where, _supported())
+            "versions: %s" % (opname, version, where, supported_range_text())
         )
-
-
-def _supported():
-    from . import SUPPORTED_VERSIONS
-
-    return ", ".join("%d.%d" % v for v in SUPPORTED_VERSIONS)
 
 
 class StackEffectError(PyinterpInternal, AssertionError):
