@@ -24,7 +24,7 @@ from ..interp import calls
 from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
-from .state import is_torch_function
+from .torchfiles import is_torch_function
 from .special_calls import SPECIAL_CALLS, deferred, is_deferred
 from .rules import captured_instructions
 from ..interp.model.dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
@@ -34,7 +34,6 @@ from ..refgraph import guards as G
 from ..refgraph.expr import is_literal
 from ..refgraph.refgraph import _all_scalars
 from ..refgraph.sources import Attr, Item, Root
-from .traced import Traced
 from ..interp.vm import Interpreter, checked_copy
 
 Tensor = torch.Tensor
@@ -82,9 +81,13 @@ _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_a
 class CaptureInterpreter(Interpreter):
     """Runs a traced function, applying each opcode's RefGraph rule."""
 
-    def __init__(self, capture, debug=False):
+    def __init__(self, capture, traced_type, debug=False):
+        """``traced_type``: the class of ``pyinterp.trace``'s wrappers, given
+        by its owner (:mod:`.traced`): one called during a capture runs its
+        function inline, so the caller gets one graph."""
         super().__init__(debug=debug)
         self.capture = capture
+        self.traced_type = traced_type
         self.refgraph = capture.refgraph
         capture.vm = self
 
@@ -372,7 +375,7 @@ class CaptureInterpreter(Interpreter):
                 for a in args:
                     self._read_all(a)
             return lookaside[1](self, args, kwargs)
-        if tp is Traced:
+        if tp is self.traced_type:
             return self.call(fn.__wrapped__, args, kwargs)
         if tp is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
             # A cached logger method (transformers' logger.warning_once):

@@ -18,6 +18,7 @@ import os
 
 import torch
 
+from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
@@ -26,8 +27,6 @@ from ..refgraph.sources import Produced
 from ..refgraph.refgraph import RefGraph
 
 Tensor = torch.Tensor
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_NN_MODULES_DIR = os.path.join(_TORCH_DIR, "nn", "modules") + os.sep
 
 # Tensor methods (by __name__) whose Python result depends on tensor data.
 _DATA_DEPENDENT = frozenset({
@@ -102,7 +101,7 @@ class Capture:
     def site(self):
         """The user's ``(filename, lineno)`` being executed, or None."""
         innermost = frame = self.vm.top if self.vm is not None else None
-        while frame is not None and _is_torch_file(frame.code.co_filename):
+        while frame is not None and is_torch_file(frame.code.co_filename):
             frame = frame.back
         frame = frame or innermost  # all torch frames: name torch's line
         if frame is None:
@@ -286,18 +285,6 @@ class Capture:
 
 def _autocast_args(ctx):
     return (ctx.device, ctx.fast_dtype, ctx._enabled, ctx._cache_enabled)
-
-
-def is_torch_function(fn):
-    """True for torch's own Python functions that run natively while tracing
-    (everything in the torch package except ``torch.nn.modules``, whose
-    ``Module.__call__`` and ``forward`` methods are followed)."""
-    filename = fn.__code__.co_filename
-    return filename.startswith(_TORCH_DIR) and not filename.startswith(_NN_MODULES_DIR)
-
-
-def _is_torch_file(filename):
-    return filename.startswith(_TORCH_DIR)
 
 
 def _property_name(func):

@@ -77,6 +77,8 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
 
 
 def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, traced_options):
+    # The capture machinery loads on the first capture, not on ``import
+    # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
 
     from .state import Capture, RecordingMode
@@ -104,7 +106,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
         rg.read(Arg(i), value)
     for name, value in kwargs.items():
         rg.read(Kwarg(name), value)
-    vm = CaptureInterpreter(cap, debug=config.debug_capture)
+    vm = CaptureInterpreter(cap, Traced, debug=config.debug_capture)
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)
@@ -182,12 +184,12 @@ def _splitter(backend, mode, traced_options):
     """Builds the split entry at a break (None when the point is unsupported)."""
     from .partial import resume
 
-    options = dict(traced_options or {})
+    wrap = wrapper_maker(dict(traced_options or {}))
 
     def split(cap):
         in_callee = cap.vm.top is not cap.top_frame
         try:
-            return resume.split_entry(cap, cap.pre, in_callee, backend, mode, options)
+            return resume.split_entry(cap, cap.pre, in_callee, backend, mode, wrap)
         except Exception:  # noqa: BLE001 - unsupported point: the native entry
             return None
 
@@ -278,7 +280,7 @@ class Traced:
             from .partial import hybrid
 
             if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
-                run = hybrid.runner(fn, self._options, self._callees)
+                run = hybrid.runner(fn, wrapper_maker(self._options), self._callees)
         entry = Entry(trace.guard, trace.mock, trace, run)
         self._entries.insert(0, entry)
         return trace.result
@@ -314,6 +316,18 @@ class Traced:
 
     def __repr__(self):
         return "<pyinterp.trace of %r>" % (self.__wrapped__,)
+
+
+def wrapper_maker(options):
+    """``wrap(fn)``: ``fn``'s traced wrapper made with ``options`` (``trace``'s
+    keyword arguments), or ``fn`` itself if it is one already.  The partial
+    graphs (:mod:`.partial`) wrap resume functions and callees through it:
+    they are given this callable rather than importing :class:`Traced`."""
+
+    def wrap(fn):
+        return fn if isinstance(fn, Traced) else Traced(fn, **options)
+
+    return wrap
 
 
 def _describe_guard(trace, index):

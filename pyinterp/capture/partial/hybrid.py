@@ -27,6 +27,7 @@ from ... import api
 from ...interp import calls
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ..modules import hooks_in_the_way
+from ..torchfiles import TORCH_DIR
 from ...interp.vm import Interpreter
 
 # Above this many (non-inline) instructions in the function's own frame
@@ -36,15 +37,15 @@ MAX_FRAME_STEPS = 2000
 
 # Functions from these directories run natively: torch's own Python (its
 # ops are what a graph would record anyway) and the standard library.
-_NOT_WRAPPED_DIRS = (os.path.dirname(torch.__file__) + os.sep,
-                     sysconfig.get_paths()["stdlib"] + os.sep)
+_NOT_WRAPPED_DIRS = (TORCH_DIR, sysconfig.get_paths()["stdlib"] + os.sep)
 
 
-def runner(fn, traced_options, wrappers):
+def runner(fn, wrap, wrappers):
     """A callable ``run(args, kwargs)`` for the entry of ``fn``, or None
     when ``fn`` has no frame to interpret (then it runs natively).
-    ``wrappers`` (``id(callee) -> (callee, Traced)``) keeps the callees'
-    traced wrappers, made with ``traced_options``, across calls."""
+    ``wrap(callee)`` makes a callee's traced wrapper (with the traced
+    function's options); ``wrappers`` (``id(callee) -> (callee, wrapper)``)
+    keeps them across calls."""
     if isinstance(fn, torch.nn.Module):
         if _has_hooks(fn):
             return None
@@ -64,7 +65,7 @@ def runner(fn, traced_options, wrappers):
     def run(args, kwargs):
         if _has_hooks(fn):  # (a hook registered since: the full call)
             return fn(*args, **kwargs)
-        vm = TracedCalleesInterpreter(traced_options, wrappers)
+        vm = TracedCalleesInterpreter(wrap, wrappers)
         return api.run(target, bound + tuple(args), kwargs, vm=vm)
 
     return run
@@ -74,9 +75,9 @@ class TracedCalleesInterpreter(Interpreter):
     """The plain interpreter for one frame; its Python callees run through
     their traced wrappers, every other callee natively."""
 
-    def __init__(self, traced_options, wrappers):
+    def __init__(self, wrap, wrappers):
         super().__init__()
-        self.traced_options = traced_options
+        self.wrap = wrap
         self.wrappers = wrappers
         self.entered = False
 
@@ -100,8 +101,6 @@ class TracedCalleesInterpreter(Interpreter):
         return self.call(func, args, kwargs)
 
     def _wrapper(self, fn):
-        from ..traced import Traced
-
         found = _wrapped_key(fn)
         if found is None:
             return None
@@ -109,7 +108,7 @@ class TracedCalleesInterpreter(Interpreter):
         cached = self.wrappers.get(key)
         if cached is not None and _same(cached[0], owner):
             return cached[1]
-        wrapper = Traced(fn, **self.traced_options)
+        wrapper = self.wrap(fn)
         self.wrappers[key] = (owner, wrapper)
         return wrapper
 

@@ -15,24 +15,25 @@ wrapped in ``pyinterp.trace``, so the code after the break is captured (and
 cached) on its own.  On the first call nothing of this runs: the run goes
 on in the interpreter with capture off, and returns the real result.
 
+This module decides: whether the break point can be split, what is live
+there, which graph and side effects come before it, which callables get
+traced wrappers.  The bytecode (the resume function's code object and the
+mock's tail) is built by :mod:`pyinterp.codegen.resume`.
+
 Supported break points: a ``CALL`` in the top frame, outside any ``try``/
 ``with`` block, with no NULL left on the stack after it, in code without
 cells, with every live value representable by the mock (no iterators of a
 ``for`` loop).  Anything else keeps the whole-function native entry.
 """
-import dis
 import sys
 import types
 
-from bytecode import Bytecode, CompilerFlags, Instr, Label
-
-from ...codegen.emit import assemble
-from ...interp.decode import SUSPENDABLE_FLAGS
+from ...codegen import backends
 from ...codegen.mockgen import MockBuilder, Walker, graph_outputs
+from ...codegen.resume import call_then_resume, resume_code
+from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes.signals import NULL
-from ...refgraph.expr import Local
 
-_PSEUDO = ("Label", "TryBegin", "TryEnd", "SetLineno")
 SPLIT_POINTS = frozenset({"CALL"})
 """The instructions a break can split at (the capture snapshots its
 pre-state only before these)."""
@@ -62,12 +63,13 @@ class PreState:
         self.n_ops = rec.op_count
 
 
-def split_entry(cap, pre, in_callee, backend, mode, traced_options):
+def split_entry(cap, pre, in_callee, backend, mode, wrap):
     """Build the mock of a split entry at ``pre`` (see the module docstring);
-    returns ``(mock, listing, graph_module_or_None)``."""
+    returns ``(mock, listing, graph_module_or_None)``.  ``wrap(fn)`` gives
+    ``fn``'s traced wrapper (``fn`` itself if it is one), made with the
+    traced function's options: the resume function and a broken callee get
+    one."""
     import torch
-
-    from ...codegen import backends
 
     ins = pre.ins
     frame = pre.frame
@@ -98,7 +100,7 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
              if value is not NULL]
     stack = list(pre.stack)
     if in_callee:
-        stack = _wrap_callee(stack, argc, traced_options)
+        stack = _wrap_callee(stack, argc, wrap)
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
     values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
@@ -112,40 +114,18 @@ def split_entry(cap, pre, in_callee, backend, mode, traced_options):
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs])
     for eff in effects:
         builder.effect(eff)
-    g = builder.g
     stack_exprs = [None if v is NULL else builder.value(v) for v in stack]
     local_exprs = [builder.value(v) for _, v in bound]
     n_after = len(below) + 1
-    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], traced_options)
-    # Run the broken instruction natively on the rebuilt stack.
-    g.line("# %s at %s:%s runs natively" % (ins.opname, code.co_filename, ins.lineno))
-    for expr in stack_exprs:
-        if expr is None:
-            g.e.emit("PUSH_NULL")
-        else:
-            g.c.emit(expr)
-    kwnames = tuple(pre.kw_names or ())
-    g.e.call(argc, kwnames=kwnames)
-    after = ["p%d" % i for i in range(n_after)]
-    for name in reversed(after):
-        g.e.store_fast(name)
-    g.line("%s = <stack after the call>" % ", ".join(after))
-    from ...refgraph.expr import Call, Obj
-
-    call = Call(Obj(resume, "resume_" + code.co_name),
-                tuple(Local(n) for n in after) + tuple(local_exprs))
-    g.line(lambda: "return %s" % g.c.render(call))
-    g.c.emit(call)
-    g.e.return_value()
-    g.c.max_depth = max(g.c.max_depth, len(stack) + 2)
-    mock, listing = g.build()
+    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], wrap)
+    note = "# %s at %s:%s runs natively" % (ins.opname, code.co_filename, ins.lineno)
+    mock, listing = call_then_resume(builder, stack_exprs, argc, pre.kw_names or (), n_after,
+                                     resume, "resume_" + code.co_name, local_exprs, note)
     return mock, listing, gm
 
 
-def _wrap_callee(stack, argc, traced_options):
+def _wrap_callee(stack, argc, wrap):
     """The callee of the broken call, replaced by its traced wrapper."""
-    from ..traced import Traced
-
     stack = list(stack)
     slot = len(stack) - argc - 2
     first, second = stack[slot], stack[slot + 1]
@@ -154,12 +134,12 @@ def _wrap_callee(stack, argc, traced_options):
     else:
         index = slot  # [function, self, args]: the plain function
     callee = stack[index]
-    if isinstance(callee, Traced) or not callable(callee):
+    if not callable(callee):
         return stack
     key = id(callee)
     wrapper = _callee_wrappers.get(key)
     if wrapper is None or wrapper[0] is not callee:
-        wrapper = (callee, Traced(callee, **traced_options))
+        wrapper = (callee, wrap(callee))
         _callee_wrappers[key] = wrapper
     stack[index] = wrapper[1]
     return stack
@@ -169,51 +149,17 @@ def _localsplus(code):
     return code.co_varnames + code.co_cellvars + code.co_freevars
 
 
-def _resume_function(frame, ins, n_stack, local_names, traced_options):
-    """``resume(stack..., locals...)``: ``frame``'s code entered after ``ins``."""
-    from ..traced import Traced
-
+def _resume_function(frame, ins, n_stack, local_names, wrap):
+    """``resume(stack..., locals...)``: ``frame``'s code entered after
+    ``ins`` (bytecode from :func:`pyinterp.codegen.resume.resume_code`),
+    as a traced function."""
     code = frame.code
     key = (id(code), ins.index, n_stack, tuple(local_names))
     cached = _resume_cache.get(key)
     if cached is not None and cached[0] is code:
         return cached[1]
-    bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
-    real = [i for i, x in enumerate(bc) if type(x).__name__ not in _PSEUDO]
-    decoded = [x for x in dis.get_instructions(code) if x.opname != "EXTENDED_ARG"]
-    if len(real) != len(decoded) or any(bc[i].name != d.opname for i, d in zip(real, decoded)):
-        raise Unsupported("cannot map the code's instructions")
-    position = _decoded_position(code, ins.index + 1)
-    target = Label()
-    entry = real[position]
-    lineno = bc[entry].lineno
-    stack_names = ["__stack%d" % i for i in range(n_stack)]
-    body = list(bc)
-    body.insert(entry, target)
-    resume_at = next(i for i, x in enumerate(body) if isinstance(x, Instr) and x.name == "RESUME")
-    prologue = [Instr("LOAD_FAST", n, lineno=lineno) for n in stack_names]
-    prologue.append(Instr("JUMP_FORWARD", target, lineno=lineno))
-    body[resume_at + 1:resume_at + 1] = prologue
-    new = Bytecode(body)
-    new.name = code.co_name
-    new.qualname = "%s.<resume at line %s>" % (code.co_qualname, ins.lineno)
-    new.filename = code.co_filename
-    new.first_lineno = code.co_firstlineno
-    new.argnames = stack_names + list(local_names)
-    new.argcount = len(new.argnames)
-    new.kwonlyargcount = 0
-    new.posonlyargcount = 0
-    new.flags = CompilerFlags(int(bc.flags) & ~(0x04 | 0x08))  # no *args / **kwargs
-    new.docstring = None
-    new_code = assemble(new)
+    new_code = resume_code(code, ins.index, ins.lineno, n_stack, local_names)
     fn = types.FunctionType(new_code, frame.globals, code.co_name)
-    traced = Traced(fn, **traced_options)
+    traced = wrap(fn)
     _resume_cache[key] = (code, traced)
     return traced
-
-
-def _decoded_position(code, index):
-    """Position among the code's real instructions (EXTENDED_ARG dropped) of
-    the decoded instruction ``index``."""
-    all_ins = list(dis.get_instructions(code))
-    return sum(1 for x in all_ins[:index] if x.opname != "EXTENDED_ARG")

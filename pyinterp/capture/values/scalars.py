@@ -60,6 +60,7 @@ import types
 import torch
 
 from ...refgraph.fxgraph import Unrepresentable
+from ..torchfiles import is_torch_function
 
 Tensor = torch.Tensor
 
@@ -445,8 +446,6 @@ def check_call(cap, fn, args, kwargs):
 
 
 def _may_receive(cap, fn):
-    from ..state import is_torch_function
-
     if type(fn) is types.MethodType:
         fn = fn.__func__
     if type(fn) is types.FunctionType:
