@@ -15,7 +15,7 @@ mocks evaluate on later calls.
 """
 import attrs
 
-from .expr import GetAttr, GetItem, Local, Obj, const
+from .expr import Call, GetAttr, GetItem, Local, Obj, const
 
 
 class Source:
@@ -88,8 +88,6 @@ class Recomputed(Source):
     serial: int
 
     def expr(self):
-        from .expr import Call
-
         name = getattr(self.fn, "__qualname__", "impure")
         return Call(Obj(self.make, "as_double"), (Call(Obj(self.fn, name), ()),))
 

@@ -289,9 +289,7 @@ class CaptureInterpreter(Interpreter):
     # -- writes ---------------------------------------------------------------
     def _no_writes_while_speculating(self, what):
         if self.capture.speculating:
-            from .graphmend.speculate import Speculating
-
-            raise Speculating("%s in a speculative arm" % what)
+            raise speculate.Speculating("%s in a speculative arm" % what)
 
     def store_attr(self, obj, name, value):
         self._no_writes_while_speculating("an attribute store")

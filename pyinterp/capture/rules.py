@@ -16,7 +16,7 @@ import functools
 import torch
 
 from .values import scalars, tracked_ints
-from .graphmend import whileloop
+from .graphmend import speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
 from .partial.resume import SPLIT_POINTS, PreState
@@ -115,10 +115,8 @@ def _jump_if(vm, frame, ins, base):
     truth test breaks the graph."""
     cond = frame.stack[-1]
     if vm.capture.active and isinstance(cond, Tensor):
-        from .graphmend.speculate import try_merge
-
         frame.stack.pop()
-        join = try_merge(vm, frame, ins, cond)
+        join = speculate.try_merge(vm, frame, ins, cond)
         if join is None:
             join = whileloop.try_loop(vm, frame, ins, cond)
         if join is not None:

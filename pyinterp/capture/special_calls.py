@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from ..codegen.trampoline import trampoline
 from ..interp import calls
 from ..refgraph.sources import Root
 
@@ -31,8 +32,6 @@ def deferred(vm, fn, args, kwargs):
     The call goes through a trampoline whose code carries the user's file,
     line and function name, so that log records and warnings point at the
     user's line both now and on every replay."""
-    from ..codegen.trampoline import trampoline
-
     cap = vm.capture
     vm._no_writes_while_speculating("%s()" % getattr(fn, "__name__", "a deferred call"))
     site = cap.site()

@@ -18,6 +18,7 @@ import os
 
 import torch
 
+from .graphmend.speculate import Speculating
 from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
 from ..errors import GraphBreakSignal
@@ -113,8 +114,6 @@ class Capture:
         """The run met something it cannot capture: raise under fullgraph,
         else stop capturing (the run finishes in the interpreter)."""
         if self.speculating:
-            from .graphmend.speculate import Speculating
-
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))

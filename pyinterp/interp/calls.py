@@ -19,8 +19,9 @@ import re
 import types
 
 from .binding import bind_arguments
-from .model.dunders import call_special, needs_interpreter
+from .model.dunders import bind, call_special, needs_interpreter
 from .frame import Frame, decoded_for, release_locals
+from .generators import start_generator
 from .model.lookup import HOST_TYPES, MISSING, lookup
 
 FunctionType = types.FunctionType
@@ -76,8 +77,6 @@ def call(vm, fn, args, kwargs=None):
 def _call_special_kw(vm, method, obj, args, kwargs):
     if type(method) is FunctionType:
         return call_function(vm, method, (obj,) + tuple(args), kwargs)
-    from .model.dunders import bind
-
     return call(vm, bind(vm, method, obj, type(obj)), args, kwargs)
 
 
@@ -90,8 +89,6 @@ def call_function(vm, func, args, kwargs=None):
     frame = Frame(code, func.__globals__, None, func, func.__builtins__, decoded,
                   [*args, *decoded.after_arguments])
     if decoded.is_generator:
-        from .generators import start_generator
-
         return start_generator(vm, frame)
     vm.resume(frame)
     release_locals(frame)

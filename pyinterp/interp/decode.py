@@ -31,6 +31,7 @@ import sys
 import weakref
 
 from ..errors import PyinterpError, UnsupportedOpcodeError
+from ..opcodes.registry import handler_for
 from ..opcodes.signals import NULL
 
 _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
@@ -147,8 +148,6 @@ def localsplus_names(code):
 
 
 def _decode(code, ref):
-    from ..opcodes.registry import handler_for
-
     raw = list(dis.get_instructions(code))
     offset_to_index = {ins.offset: i for i, ins in enumerate(raw)}
     # Offsets of cache entries are not instructions; a jump never lands there.

@@ -34,6 +34,7 @@ import sys
 import warnings
 
 from .hostfiles import HOST_DIRS as _HOST_DIRS, TESTING_DIR as _TESTING_DIR
+from .lookasides import issue_warning
 
 _HOST_MODULES = re.compile(r"pyinterp(?:$|\.(?!testing(?:$|\.)))")
 _FILTER = ("always", None, Warning, _HOST_MODULES, 0)
@@ -56,8 +57,6 @@ def _show(msg):
     if _ACTIVE and _is_host_file(msg.filename):
         vm = _ACTIVE[-1]
         if vm.top is not None:
-            from .lookasides import issue_warning
-
             warnings._onceregistry.pop((str(msg.message), msg.category), None)
             issue_warning(vm, msg.message, msg.source)
             return

@@ -60,6 +60,7 @@ import types
 import torch
 
 from ...refgraph.fxgraph import Unrepresentable
+from ...refgraph.sources import Recomputed
 from ..torchfiles import is_torch_function
 
 Tensor = torch.Tensor
@@ -220,8 +221,6 @@ def recompute(cap, fn):
     """Call ``fn()`` and track its float as a graph input that the mock
     recomputes (``refgraph.sources.Recomputed``).  The placeholder is made
     now, so the mock's calls happen in the run's order, used or not."""
-    from ...refgraph.sources import Recomputed
-
     value = fn()
     rec = cap.recorder
     source = Recomputed(fn, as_double, len(rec.inputs))

@@ -42,6 +42,7 @@ import torch
 
 from . import scalars
 from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
+from ...errors import PyinterpInternal
 from ...opcodes.callshape import peek_call
 from ...refgraph.fxgraph import Unrepresentable
 
@@ -202,8 +203,6 @@ def _run(vm, frame, ins, run, shadow):
     try:
         return run(vm, frame, ins)
     except Exception as e:
-        from ...errors import PyinterpInternal
-
         if not isinstance(e, PyinterpInternal):
             if ins.exc_target is None:
                 vm.capture.ints.shadows.pop(id(frame), None)

@@ -7,7 +7,7 @@ types and otherwise calls Python-level ``__iter__``/``__next__``/
 """
 import operator
 
-from .dunders import call_special, needs_interpreter
+from .dunders import bind, call_special, needs_interpreter
 from .lookup import MISSING, host_type, lookup
 from .operators import compare_bool, truth
 
@@ -95,8 +95,6 @@ _ClassMethodDescriptorType = type(dict.__dict__["fromkeys"])
 
 
 def getattr_descr(vm, descr, cls):
-    from .dunders import bind
-
     return bind(vm, descr, None, cls)
 
 
