@@ -7,7 +7,7 @@ from or written to outside state.  Native calls are classified here (torch
 ops, neutral builtins, consumers of containers, methods of outside
 containers, impure calls, opaque C calls).  Calls handled by identity live
 in :mod:`.capture_calls`; the instructions that touch namespaces directly
-get capture variants (:mod:`.capture_variants`).  With capture inactive
+get capture variants (:mod:`.variants`).  With capture inactive
 (after a break) every wrapper goes straight to the plain behaviour.
 """
 import contextvars
@@ -26,7 +26,7 @@ from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from .special_calls import SPECIAL_CALLS, deferred, is_deferred
-from .rules import captured_instructions
+from .variants import captured_instructions
 from ..interp.model.dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .modules import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
