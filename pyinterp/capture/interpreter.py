@@ -8,7 +8,9 @@ ops, neutral builtins, consumers of containers, methods of outside
 containers, impure calls, opaque C calls).  Calls handled by identity live
 in :mod:`.capture_calls`; the instructions that touch namespaces directly
 get capture variants (:mod:`.variants`).  With capture inactive
-(after a break) every wrapper goes straight to the plain behaviour.
+(after a break) every wrapper goes straight to the plain behaviour.  Each
+wrapper is registered in :mod:`.rules` (kind ``data_model``); importing
+this module checks that the class wraps exactly those.
 """
 import contextvars
 import copyreg
@@ -26,6 +28,7 @@ from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from .special_calls import SPECIAL_CALLS, deferred, is_deferred
+from . import rules
 from .variants import captured_instructions
 from ..interp.model.dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
@@ -696,3 +699,6 @@ _IMMUTABLE_OWNERS = (str, bytes, int, float, complex, frozenset, type(__import__
 # (set and reset around a call by libraries such as transformers; the run
 # leaves them as it found them).
 _NEUTRAL_OWNERS = (contextvars.ContextVar, contextvars.Token)
+
+
+rules.check_overrides(CaptureInterpreter)

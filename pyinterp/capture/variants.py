@@ -2,19 +2,22 @@
 uses them.
 
 Most of the annotation rules live in the data-model entry points that
-:class:`~pyinterp.capture_vm.CaptureInterpreter` wraps.  The instructions
-here touch state directly: globals and closure cells (read or written by
-path), the fast paths that read whole containers, conditional jumps on
-tensors (GraphMend's rewrite, :mod:`.speculate`), and ``BINARY_OP``/
-``UNARY_NEGATIVE`` on floats the graph computes (:mod:`.scalars`).  Every
-non-inline instruction also records where it is (for guard and break
-sites), its pre-state in the traced function's own frame (for a split at a
-break, :mod:`.resume`), and is vetted for floats the graph computes.
+:class:`~pyinterp.capture.interpreter.CaptureInterpreter` wraps.  The
+instructions here touch state directly: globals and closure cells (read or
+written by path), the fast paths that read whole containers, and
+conditional jumps on tensors (GraphMend's rewrite, :mod:`.speculate`).
+Which opcode runs which variant is registered in :mod:`.rules` (kind
+``variant``, with the variants of :mod:`.values.scalars` for floats the
+graph computes).  Every non-inline instruction also records where it is
+(for guard and break sites), its pre-state in the traced function's own
+frame (for a split at a break, :mod:`.resume`), and is vetted for floats
+the graph computes.
 """
 import functools
 
 import torch
 
+from . import rules
 from .values import scalars, tracked_ints
 from .graphmend import speculate, whileloop
 from ..interp.frame import decoded_for
@@ -32,7 +35,10 @@ def _globals_source(rg, globals_):
     return source
 
 
-def _load_global(vm, frame, ins, base):
+def load_global(vm, frame, ins, base):
+    """``LOAD_GLOBAL``: a read of ``globals[name]`` (the module dict is a
+    root), or, for a builtin, the guarded absence from globals and a read of
+    ``builtins[name]``."""
     result = base(vm, frame, ins)
     cap = vm.capture
     if cap.active:
@@ -49,7 +55,9 @@ def _load_global(vm, frame, ins, base):
     return result
 
 
-def _store_global(vm, frame, ins, base):
+def store_global(vm, frame, ins, base):
+    """``STORE_GLOBAL``: a write of ``globals[name]`` (replayed by the mock;
+    later reads see it)."""
     cap = vm.capture
     if cap.active:
         _globals_source(vm.refgraph, frame.globals)
@@ -57,7 +65,8 @@ def _store_global(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-def _delete_global(vm, frame, ins, base):
+def delete_global(vm, frame, ins, base):
+    """``DELETE_GLOBAL``: a deletion of ``globals[name]``."""
     cap = vm.capture
     if cap.active and ins.argval in frame.globals:
         _globals_source(vm.refgraph, frame.globals)
@@ -83,7 +92,9 @@ def _outside_cell(vm, frame, slot):
     return None
 
 
-def _load_deref(vm, frame, ins, base):
+def load_deref(vm, frame, ins, base):
+    """``LOAD_DEREF`` of a cell from an outside function's closure: a read
+    of the cell's ``cell_contents``."""
     result = base(vm, frame, ins)
     if vm.capture.active:
         cell = _outside_cell(vm, frame, ins.argval)
@@ -92,7 +103,8 @@ def _load_deref(vm, frame, ins, base):
     return result
 
 
-def _store_deref(vm, frame, ins, base):
+def store_deref(vm, frame, ins, base):
+    """``STORE_DEREF`` into an outside function's cell: a write (replayed)."""
     if vm.capture.active:
         cell = _outside_cell(vm, frame, ins.argval)
         if cell is not None:
@@ -100,7 +112,8 @@ def _store_deref(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-def _delete_deref(vm, frame, ins, base):
+def delete_deref(vm, frame, ins, base):
+    """``DELETE_DEREF`` of an outside function's cell: a deletion (replayed)."""
     if vm.capture.active:
         cell = _outside_cell(vm, frame, ins.argval)
         if cell is not None:
@@ -108,7 +121,7 @@ def _delete_deref(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-def _jump_if(vm, frame, ins, base):
+def jump_if_tensor(vm, frame, ins, base):
     """A data-dependent ``if`` (a tensor condition): try the GraphMend
     rewrite (both arms, merged with ``torch.where``), or for a ``while``
     loop's test one ``torch.while_loop`` (:mod:`.whileloop`), before the
@@ -126,15 +139,16 @@ def _jump_if(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-def _reads_top(depth):
-    """A variant that guards the container ``depth`` from the top first."""
-    def run(vm, frame, ins, base):
-        vm._read_all(frame.stack[-depth])
-        return base(vm, frame, ins)
-    return run
+def reads_container(vm, frame, ins, base):
+    """The instructions that read the container on top whole, natively
+    (``[*a]``, ``{**d}``, unpacking): guard all of it first."""
+    vm._read_all(frame.stack[-1])
+    return base(vm, frame, ins)
 
 
-def _call_function_ex(vm, frame, ins, base):
+def call_function_ex(vm, frame, ins, base):
+    """``CALL_FUNCTION_EX``: the ``*args`` (and ``**kwargs``) containers are
+    read whole, natively: guard all of them first."""
     stack = frame.stack
     if ins.arg & 1:
         vm._read_all(stack[-1])
@@ -144,30 +158,6 @@ def _call_function_ex(vm, frame, ins, base):
     return base(vm, frame, ins)
 
 
-_VARIANTS = {
-    "LOAD_GLOBAL": _load_global,
-    "STORE_GLOBAL": _store_global,
-    "DELETE_GLOBAL": _delete_global,
-    "LOAD_DEREF": _load_deref,
-    "STORE_DEREF": _store_deref,
-    "DELETE_DEREF": _delete_deref,
-    "LIST_EXTEND": _reads_top(1),
-    "SET_UPDATE": _reads_top(1),
-    "DICT_UPDATE": _reads_top(1),
-    "DICT_MERGE": _reads_top(1),
-    "UNPACK_SEQUENCE": _reads_top(1),
-    "UNPACK_EX": _reads_top(1),
-    "CALL_FUNCTION_EX": _call_function_ex,
-    "POP_JUMP_IF_TRUE": _jump_if,
-    "POP_JUMP_IF_FALSE": _jump_if,
-    "POP_JUMP_FORWARD_IF_TRUE": _jump_if,
-    "POP_JUMP_FORWARD_IF_FALSE": _jump_if,
-    "JUMP_IF_TRUE_OR_POP": _jump_if,
-    "JUMP_IF_FALSE_OR_POP": _jump_if,
-    "BINARY_OP": scalars.binary_op,
-    "UNARY_NEGATIVE": scalars.unary_negative,
-    "COMPARE_OP": scalars.compare_op,
-}
 _captured_cache = {}
 
 
@@ -232,3 +222,7 @@ def _run_tracking_move(base, vm, frame, ins):
 
 def _plain(vm, frame, ins, base):
     return base(vm, frame, ins)
+
+
+_VARIANTS = rules.functions("variant")
+"""opname -> capture variant, for the running Python (from :mod:`.rules`)."""

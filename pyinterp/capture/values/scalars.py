@@ -59,6 +59,7 @@ import types
 
 import torch
 
+from .. import rules
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
 from ..torchfiles import is_torch_function
@@ -80,29 +81,15 @@ TENSOR_ARITHMETIC = frozenset({
 })
 _EXACT_RESULT_DTYPES = (torch.float32, torch.float64)
 
-# Instructions that only move a value (the stack, locals, run-made tuples
-# and lists, calls: :func:`check_call` vets the callee).  BINARY_OP and
-# UNARY_NEGATIVE are vetted by their capture variants.
-_MOVES = frozenset({
-    "STORE_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "LOAD_FAST",
-    "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_LOAD_FAST", "LOAD_CONST",
-    "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME", "COPY", "SWAP", "PUSH_NULL",
-    "POP_TOP", "KW_NAMES", "PRECALL", "BUILD_TUPLE", "BUILD_LIST", "LIST_APPEND",
-    "END_FOR", "NOP", "RESUME", "CACHE", "EXTENDED_ARG", "JUMP_FORWARD", "JUMP_BACKWARD",
-    "JUMP", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "CALL", "CALL_KW", "CALL_FUNCTION_EX",
-    "BINARY_OP", "UNARY_NEGATIVE", "RETURN_CONST",
-    # back into the interpreted caller, or the result (the mock reads it
-    # from a graph output)
-    "RETURN_VALUE",
-})
-# Instructions that consume only their top ``n`` stack values (containers
-# holding tracked floats among them are fine: they are read, not consumed).
-_CONSUMES_TOP = {"LOAD_ATTR": 1, "LOAD_METHOD": 1, "LOAD_SUPER_ATTR": 3, "GET_ITER": 1,
-                 "UNPACK_SEQUENCE": 1, "BINARY_SUBSCR": 2,
-                 # a stored value only moves (a write the mock replays, or
-                 # state of an object it rebuilds); the owner and key must
-                 # not be tracked floats
-                 "STORE_ATTR": 1, "STORE_SUBSCR": 2}
+# What a tracked float may do in each instruction is registered in
+# :mod:`..rules` (kind ``float_flow``): instructions that only move a value
+# (the stack, locals, run-made tuples and lists, calls: :func:`check_call`
+# vets the callee; BINARY_OP and UNARY_NEGATIVE are vetted by their capture
+# variants), and instructions that consume only their top ``n`` values
+# (containers holding tracked floats among them are fine: they are read,
+# not consumed).
+_MOVES = rules.keys("float_flow", "float_move")
+_CONSUMES_TOP = rules.arguments("float_flow", "float_reads_top")
 
 
 class ScalarTable:

@@ -41,6 +41,7 @@ import operator
 import torch
 
 from . import scalars
+from .. import rules
 from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
 from ...errors import PyinterpInternal
 from ...opcodes.callshape import peek_call
@@ -595,14 +596,9 @@ def _jump(vm, frame, ins, run, shadow):
     return _run(vm, frame, ins, run, shadow)
 
 
-_MODELS = {
-    "LOAD_FAST": _load_fast, "LOAD_FAST_CHECK": _load_fast, "LOAD_FAST_AND_CLEAR": _load_fast,
-    "STORE_FAST": _store_fast, "DELETE_FAST": _delete_fast, "POP_TOP": _pop_top,
-    "COPY": _copy, "SWAP": _swap, "BINARY_OP": _binary_op, "CALL": _call,
-    "COMPARE_OP": _compare_op,
-}
-_MODELS.update((name, _jump) for name in BRANCHES)
-_MODELS.update((name, _jump) for name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"))
+_MODELS = rules.functions("int_model")
+"""opname -> the model above that follows tracked ints through it, for the
+running Python (registered in :mod:`..rules`, kind ``int_model``)."""
 
 
 # -- frame introspection ----------------------------------------------------------
