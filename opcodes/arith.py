@@ -12,9 +12,11 @@ def binary_op(vm, frame, ins):
     operand's type is a subclass that overrides it), honouring
     ``NotImplemented``; in-place forms try ``__iop__`` first.  Python
     dunders are interpreted.
-    RefGraph: with a tensor operand, an FX node for the operator; an
-    in-place operator on an outside tensor is an input mutation kept in the
-    graph.
+    RefGraph: with a tensor operand, an FX node for the operator (rule
+    `torch_function`; an in-place operator on an outside tensor is an input
+    mutation kept in the graph); `float_binary_op` and `int_binary_op`:
+    arithmetic on floats and ints the graph computes is recorded on their
+    nodes, and its result is tracked in turn; `float_move`.
     """
     stack = frame.stack
     rhs = stack.pop()
@@ -29,7 +31,9 @@ def binary_op(vm, frame, ins):
 def unary_negative(vm, frame, ins):
     """``(value -- -value)`` ``__neg__``.
 
-    RefGraph: an FX node for a tensor operand.
+    RefGraph: an FX node for a tensor operand (rule `torch_function`);
+    `float_unary_negative` (``-s`` of a tracked float is tracked too),
+    `float_move`.
     """
     frame.stack[-1] = vm.unary_op("UNARY_NEGATIVE", frame.stack[-1])
 
@@ -39,7 +43,8 @@ def unary_positive(vm, frame, ins):
     """``(value -- +value)`` 3.11: ``__pos__`` (3.12+:
     ``CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE``).
 
-    RefGraph: an FX node for a tensor operand.
+    RefGraph: none of its own; a tensor operand gives an FX node (rule
+    `torch_function`).
     """
     frame.stack[-1] = vm.unary_op("UNARY_POSITIVE", frame.stack[-1])
 
@@ -48,7 +53,8 @@ def unary_positive(vm, frame, ins):
 def unary_invert(vm, frame, ins):
     """``(value -- ~value)`` ``__invert__``.
 
-    RefGraph: an FX node for a tensor operand.
+    RefGraph: none of its own; a tensor operand gives an FX node (rule
+    `torch_function`).
     """
     frame.stack[-1] = vm.unary_op("UNARY_INVERT", frame.stack[-1])
 
@@ -57,8 +63,9 @@ def unary_invert(vm, frame, ins):
 def unary_not(vm, frame, ins):
     """``(value -- not value)`` Boolean negation via ``__bool__``/``__len__``.
 
-    RefGraph: on a value derived from tensor data, a data-dependent use
-    (a break, or a rewrite into the graph).
+    RefGraph: rule `truth`: the truth of an outside container reads its
+    length; the truth of a tensor reads its data, which breaks the graph
+    (rule `torch_function`).
     """
     frame.stack[-1] = not vm.truth(frame.stack[-1])
 
@@ -73,8 +80,13 @@ def compare_op(vm, frame, ins):
 
     Reflected method first when the right operand's type is a subclass;
     ``==``/``!=`` fall back to identity.
-    RefGraph: an FX node for tensor operands; a comparison of guarded Python
-    values is folded (the guard already fixes both sides).
+    RefGraph: an FX node for tensor operands (rule `torch_function`); a
+    comparison of other values records nothing (values from outside were
+    guarded where they were read); `float_compare_op` and `int_compare_op`: a
+    comparison of a number the graph computes that feeds a conditional jump
+    pushes a recorded 0-d bool tensor, so the jump is a data-dependent branch
+    (any other comparison of one breaks); rule `truth` when the bool bit
+    converts the result.
     """
     stack = frame.stack
     rhs = stack.pop()
@@ -92,7 +104,9 @@ def compare_op(vm, frame, ins):
 def is_op(vm, frame, ins):
     """``(lhs, rhs -- bool)`` ``lhs is rhs`` (``is not`` when ``arg`` is 1).
 
-    RefGraph: an identity test of outside objects becomes an identity guard.
+    RefGraph: none; the identity test runs natively (operands from outside
+    were guarded where they were read: functions, classes and modules by
+    identity).
     """
     stack = frame.stack
     rhs = stack.pop()
@@ -104,8 +118,9 @@ def contains_op(vm, frame, ins):
     """``(item, container -- bool)`` ``item in container`` (``not in`` when
     ``arg`` is 1), via ``__contains__``, else iteration.
 
-    RefGraph: a membership test on an outside container is a read guarded on
-    its contents (dict keys, list items).
+    RefGraph: rule `contains`: on an outside dict or set, a guard that
+    ``item`` is (or is not) in it; on another outside container, a read of
+    all of it.
     """
     stack = frame.stack
     container = stack.pop()
@@ -117,8 +132,10 @@ def binary_subscr(vm, frame, ins):
     """``(container, key -- value)`` ``container[key]``, via ``__getitem__``
     (``__class_getitem__`` for a class, ``__missing__`` for dict subclasses).
 
-    RefGraph: on a container with a path, a read of ``Item(path, key)``; on
-    a tensor, an FX indexing node.
+    RefGraph: rule `getitem`: on an outside container, a read of
+    ``Item(path, key)`` (a slice or an unhashable key reads all of it; a
+    missing key is guarded absent); on a tensor, an FX indexing node (rule
+    `torch_function`); `float_reads_top` (top 2).
     """
     stack = frame.stack
     key = stack.pop()
@@ -130,7 +147,8 @@ def binary_slice(vm, frame, ins):
     """``(container, start, stop -- value)`` 3.12+: ``container[start:stop]``
     (3.11: ``BUILD_SLICE`` then ``BINARY_SUBSCR``).
 
-    RefGraph: as ``BINARY_SUBSCR`` with a slice key.
+    RefGraph: as ``BINARY_SUBSCR`` with a slice key: rule `getitem` reads all
+    of an outside container.
     """
     stack = frame.stack
     stop = stack.pop()
@@ -143,7 +161,8 @@ def store_slice(vm, frame, ins):
     """``(value, container, start, stop -- )`` 3.12+:
     ``container[start:stop] = value``.
 
-    RefGraph: as ``STORE_SUBSCR`` with a slice key.
+    RefGraph: as ``STORE_SUBSCR`` with a slice key: rule `setitem` records a
+    ``__setitem__`` call on an outside container, which the mock replays.
     """
     stack = frame.stack
     stop = stack.pop()
@@ -156,8 +175,10 @@ def store_slice(vm, frame, ins):
 def store_subscr(vm, frame, ins):
     """``(value, container, key -- )`` ``container[key] = value``.
 
-    RefGraph: on an outside container, a write of ``Item(path, key)`` the mock
-    replays; on a tensor, an in-place FX node.
+    RefGraph: rule `setitem`: on an outside container, a write of
+    ``Item(path, key)`` the mock replays; on a tensor, an in-place FX node
+    (rule `torch_function`); `float_reads_top` (the stored value may be a
+    tracked float, the container and key may not).
     """
     stack = frame.stack
     key = stack.pop()
@@ -169,7 +190,8 @@ def store_subscr(vm, frame, ins):
 def delete_subscr(vm, frame, ins):
     """``(container, key -- )`` ``del container[key]``.
 
-    RefGraph: on an outside container, a write (deletion) of ``Item(path, key)``.
+    RefGraph: rule `delitem`: on an outside container, a deletion of
+    ``Item(path, key)``.
     """
     stack = frame.stack
     key = stack.pop()

@@ -17,7 +17,8 @@ def pop_n(stack, n):
 def build_tuple(vm, frame, ins):
     """``(item_1 ... item_n -- tuple)`` Build a tuple of the top ``arg`` items.
 
-    RefGraph: a container created by the run; its items keep their nodes.
+    RefGraph: a container created by the run; its items keep their sources
+    and nodes; `float_move` (a tracked float stays tracked inside it).
     """
     frame.stack.append(tuple(pop_n(frame.stack, ins.arg)))
 
@@ -26,7 +27,7 @@ def build_tuple(vm, frame, ins):
 def build_list(vm, frame, ins):
     """``(item_1 ... item_n -- list)`` Build a list of the top ``arg`` items.
 
-    RefGraph: a container created by the run.
+    RefGraph: a container created by the run; `float_move`.
     """
     frame.stack.append(pop_n(frame.stack, ins.arg))
 
@@ -35,7 +36,7 @@ def build_list(vm, frame, ins):
 def build_set(vm, frame, ins):
     """``(item_1 ... item_n -- set)`` Build a set, adding items in order.
 
-    RefGraph: a container created by the run.
+    RefGraph: none (a container created by the run).
     """
     frame.stack.append(set(pop_n(frame.stack, ins.arg)))
 
@@ -45,7 +46,7 @@ def build_map(vm, frame, ins):
     """``(key_1, value_1 ... key_n, value_n -- dict)`` Build a dict of ``arg``
     pairs, inserted in order.
 
-    RefGraph: a container created by the run.
+    RefGraph: none (a container created by the run).
     """
     items = pop_n(frame.stack, 2 * ins.arg)
     result = {}
@@ -59,7 +60,7 @@ def build_const_key_map(vm, frame, ins):
     """``(value_1 ... value_n, keys -- dict)`` Build a dict from a constant
     tuple of keys and ``arg`` values.
 
-    RefGraph: a container created by the run.
+    RefGraph: none (a container created by the run).
     """
     stack = frame.stack
     keys = stack.pop()
@@ -71,8 +72,8 @@ def build_const_key_map(vm, frame, ins):
 def build_string(vm, frame, ins):
     """``(piece_1 ... piece_n -- str)`` Concatenate ``arg`` strings (f-strings).
 
-    RefGraph: a string derived from its pieces; a piece formatted from a
-    tensor's data is data-dependent.
+    RefGraph: none (a string made of its pieces; formatting them is
+    ``FORMAT_VALUE``'s).
     """
     frame.stack.append("".join(pop_n(frame.stack, ins.arg)))
 
@@ -81,7 +82,7 @@ def build_string(vm, frame, ins):
 def build_slice(vm, frame, ins):
     """``(start, stop[, step] -- slice)`` Build a slice (``arg`` is 2 or 3).
 
-    RefGraph: a value created by the run.
+    RefGraph: none (a value created by the run).
     """
     frame.stack.append(slice(*pop_n(frame.stack, ins.arg)))
 
@@ -91,7 +92,7 @@ def list_append(vm, frame, ins):
     """``(list, [arg-1 items], value -- list, [arg-1 items])`` Append to the
     list ``arg`` entries down (list comprehensions).
 
-    RefGraph: the list is created by the run; no outside write.
+    RefGraph: records nothing (the list is the run's own); `float_move`.
     """
     stack = frame.stack
     value = stack.pop()
@@ -133,8 +134,9 @@ def list_extend(vm, frame, ins):
     """``(list, [arg-1 items], iterable -- list, [arg-1 items])`` Extend the
     list ``arg`` entries down (``[*a, *b]``, star-args).
 
-    RefGraph: reads every item of ``iterable`` (a length guard if it is an
-    outside sequence).
+    RefGraph: rule `reads_container`: an outside iterable is read whole first
+    (its length and items; an outside iterator breaks the graph); rule
+    `iterate` for one that is not a list or tuple.
     """
     stack = frame.stack
     iterable = stack.pop()
@@ -152,7 +154,7 @@ def set_update(vm, frame, ins):
     """``(set, [arg-1 items], iterable -- set, [arg-1 items])`` Add every item
     of ``iterable`` to the set ``arg`` entries down (``{*a, *b}``).
 
-    RefGraph: reads every item of ``iterable``.
+    RefGraph: rules `reads_container` and `iterate`, as ``LIST_EXTEND``.
     """
     stack = frame.stack
     iterable = stack.pop()
@@ -164,7 +166,9 @@ def dict_update(vm, frame, ins):
     """``(dict, [arg-1 items], mapping -- dict, [arg-1 items])`` ``dict.update``
     for ``{**a, **b}``; later keys win.
 
-    RefGraph: reads the keys and values of ``mapping`` (a key guard if outside).
+    RefGraph: rule `reads_container`: an outside mapping is read whole first
+    (its keys and values); one that is not a dict goes through rules
+    `load_attr` (its ``keys``), `call`, `iterate` and `getitem`.
     """
     stack = frame.stack
     mapping = stack.pop()
@@ -196,7 +200,9 @@ def dict_merge(vm, frame, ins):
     being handled, the dict merge's ``KeyError(key)`` escapes unconverted
     (3.12 normalizes every exception, which ended it).
 
-    RefGraph: reads the keys and values of ``mapping``.
+    RefGraph: as ``DICT_UPDATE``: rule `reads_container` reads an outside
+    mapping whole; one that is not a dict goes through rules `load_attr`,
+    `call`, `iterate` and `getitem`.
     """
     stack = frame.stack
     mapping = stack.pop()
@@ -259,8 +265,8 @@ def format_value(vm, frame, ins):
     it into ``CONVERT_VALUE``, ``FORMAT_SIMPLE`` and ``FORMAT_WITH_SPEC``.
 
     ``__str__``/``__repr__``/``__format__`` written in Python are interpreted.
-    RefGraph: formatting a tensor reads its data (data-dependent text);
-    formatting a shape reads guarded metadata.
+    RefGraph: none of its own; formatting a tensor reads its data, which
+    breaks the graph (rule `torch_function`).
     """
     stack = frame.stack
     spec = stack.pop() if ins.arg & 4 else ""
@@ -273,8 +279,10 @@ def unpack_sequence(vm, frame, ins):
     """``(seq -- item_n ... item_1)`` Unpack exactly ``arg`` items, pushed so
     that the first item is on top.
 
-    RefGraph: reads ``Item(path, i)`` of an outside sequence, plus a length
-    guard.
+    RefGraph: rule `reads_container`: an outside sequence is read whole first
+    (a length guard and ``Item(path, i)`` for each item); rule `unpack` for
+    one that is not a list or tuple of ``arg`` items; `float_reads_top` (the
+    items may be tracked floats).
     """
     stack = frame.stack
     seq = stack.pop()
@@ -290,7 +298,8 @@ def unpack_ex(vm, frame, ins):
     """``(seq -- after_m ... list, ... before_1)`` Starred unpacking: ``arg &
     0xFF`` items before the star, ``arg >> 8`` after; the star gets a list.
 
-    RefGraph: as ``UNPACK_SEQUENCE``, with a minimum-length guard.
+    RefGraph: as ``UNPACK_SEQUENCE``: rules `reads_container` and `unpack`
+    read an outside sequence whole (its exact length, not a minimum).
     """
     stack = frame.stack
     seq = stack.pop()

@@ -11,7 +11,7 @@ def kw_names(vm, frame, ins):
     """``( -- )`` Remember the constant tuple of keyword names for the next
     ``CALL``: its last ``len(names)`` arguments are passed by keyword.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     frame.kw_names = ins.argval
 
@@ -27,9 +27,13 @@ def call(vm, frame, ins):
 
     Python callees run in a new interpreted frame; C callees natively;
     lookasides replace builtins that need the caller's frame.
-    RefGraph: a torch function or Tensor method with tracked tensors becomes
-    an FX node; a Python callee is inlined; an unknown C call on outside
-    objects is classified (pure, impure, or a break).
+    RefGraph: rules `call` and `call_function`: a Python callee runs
+    interpreted (inlined in the trace); a torch function or Tensor method
+    becomes an FX node (rule `torch_function`); other C calls are classified
+    (pure, impure, reading or writing an outside container, or a break);
+    `int_call`: a tracked int passed to a tensor op becomes its node (any
+    other call of one breaks); `float_move` (the callee is vetted by
+    ``scalars.check_call``).
     """
     stack = frame.stack
     fn, args = pop_call(stack, ins.arg)
@@ -54,7 +58,10 @@ def call_function_ex(vm, frame, ins):
     ``NULL, callable`` on 3.11/3.12 and ``callable, NULL`` on 3.13.
 
     A non-tuple ``args`` is converted (``TypeError`` naming the callee if it
-    is not iterable).  RefGraph: as ``CALL``.
+    is not iterable).
+    RefGraph: as ``CALL`` (rule `call`; `float_move`), after
+    `call_function_ex`: outside ``args`` and ``kwargs`` containers are read
+    whole; rule `iterate` for an ``args`` that is not a tuple.
     """
     stack = frame.stack
     kwargs = stack.pop() if ins.arg & 1 else None
@@ -86,8 +93,8 @@ def make_function(vm, frame, ins):
     creates the bare function and adds the parts with
     ``SET_FUNCTION_ATTRIBUTE``.
 
-    RefGraph: a function created by the run; its closure cells are tracked
-    so that calls to it are inlined with the right ``Cell`` paths.
+    RefGraph: none (a function created by the run; calls to it run
+    interpreted).
     """
     stack = frame.stack
     code = stack.pop()
@@ -138,7 +145,7 @@ def load_build_class(vm, frame, ins):
     ``CALL`` then runs on the class body function (the call is a lookaside:
     the body runs interpreted with the class namespace as its locals).
 
-    RefGraph: a class created by the run.
+    RefGraph: none (the class the ``CALL`` builds is created by the run).
     """
     build = frame.builtins.get("__build_class__", NULL)
     if build is NULL:

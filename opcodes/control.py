@@ -8,7 +8,7 @@ from .signals import NULL, RETURN
 def jump_forward(vm, frame, ins):
     """``( -- )`` Jump forward to the target.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     return ins.target
 
@@ -18,7 +18,8 @@ def jump_backward(vm, frame, ins):
     """``( -- )`` Jump backward to the target (a loop's back edge; CPython
     checks for signals here).
 
-    RefGraph: none; loops are unrolled in the trace, each iteration recorded.
+    RefGraph: records nothing (loops are unrolled in the trace, each
+    iteration recorded); `float_move`.
     """
     return ins.target
 
@@ -28,7 +29,7 @@ def jump_backward_no_interrupt(vm, frame, ins):
     """``( -- )`` Jump backward without a signal check (``yield from``/
     ``await`` loops).
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     return ins.target
 
@@ -42,9 +43,13 @@ def jump_if_true(vm, frame, ins):
     ``POP_JUMP_FORWARD_IF_TRUE`` and ``POP_JUMP_BACKWARD_IF_TRUE``.  The
     decoder made every target an absolute index, so one handler serves them
     all.
-    RefGraph: a condition depending on tensor data is a data-dependent
-    branch (a GraphMend rewrite or a break); on guarded Python values it is
-    folded.
+    RefGraph: rule `jump_if_tensor` (on 3.11 the forward form only): a tensor
+    condition is a data-dependent branch, which GraphMend rewrites (both arms
+    run and merged with ``torch.where`` or ``torch.cond``, or a loop run as
+    one ``torch.while_loop``) or else breaks the graph; `int_jump`: a tracked
+    int or bool condition becomes a recorded 0-d bool tensor first; rule
+    `truth` for other values (the truth of an outside container reads its
+    length).
     """
     value = frame.stack.pop()
     if value is True or (value is not False and vm.truth(value)):
@@ -56,7 +61,8 @@ def jump_if_false(vm, frame, ins):
 
     3.12+ ``POP_JUMP_IF_FALSE``; 3.11's forward and backward forms share
     this handler.
-    RefGraph: as the IF_TRUE jumps.
+    RefGraph: as the IF_TRUE jumps: rules `jump_if_tensor`, `int_jump` and
+    `truth`.
     """
     value = frame.stack.pop()
     if value is False or (value is not True and not vm.truth(value)):
@@ -68,7 +74,8 @@ def jump_if_none(vm, frame, ins):
 
     3.12+ ``POP_JUMP_IF_NONE``; 3.11's forward and backward forms share
     this handler.
-    RefGraph: an identity test against None: a guard on an outside value.
+    RefGraph: none; the identity test runs natively (a value from outside was
+    guarded where it was read).
     """
     if frame.stack.pop() is None:
         return ins.target
@@ -79,7 +86,7 @@ def jump_if_not_none(vm, frame, ins):
 
     3.12+ ``POP_JUMP_IF_NOT_NONE``; 3.11's forward and backward forms share
     this handler.
-    RefGraph: as the IF_NONE jumps.
+    RefGraph: none, as the IF_NONE jumps.
     """
     if frame.stack.pop() is not None:
         return ins.target
@@ -96,7 +103,10 @@ def get_iter(vm, frame, ins):
     """``(iterable -- iterator)`` ``iter(iterable)``, with a Python
     ``__iter__`` (or legacy ``__getitem__``) interpreted.
 
-    RefGraph: iterating an outside sequence/dict guards its length/keys.
+    RefGraph: rule `get_iter`: an outside list, tuple or dict is read whole
+    (its length or keys, and each item as ``Item(path, key)``); iterating
+    another outside object natively breaks the graph; `float_reads_top` (the
+    items may be tracked floats).
     """
     frame.stack[-1] = vm.get_iter(frame.stack[-1])
 
@@ -109,7 +119,9 @@ def for_iter(vm, frame, ins):
     shows, 3.13 over ``END_FOR; POP_TOP``; the decoded target is already
     past them.
 
-    RefGraph: each item read from an outside container is ``Item(path, i)``.
+    RefGraph: rule `next_value`: advancing an outside iterator breaks the
+    graph (the items of an outside container were read by ``GET_ITER``);
+    `float_move`.
     """
     stack = frame.stack
     it = stack[-1]
@@ -134,7 +146,7 @@ def end_for_312(vm, frame, ins):
     An exhausted ``FOR_ITER`` jumps past it, so it only runs when reached
     some other way.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     del frame.stack[-2:]
 
@@ -145,7 +157,7 @@ def end_for(vm, frame, ins):
     ``POP_TOP`` of the iterator follows).  An exhausted ``FOR_ITER`` jumps
     past both.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     frame.stack.pop()
 
@@ -154,8 +166,9 @@ def end_for(vm, frame, ins):
 def return_value(vm, frame, ins):
     """``(value -- )`` Return ``value`` to the caller.
 
-    RefGraph: the returned value is what the mock rebuilds: graph outputs,
-    objects created in the run, or values reached by a path.
+    RefGraph: records nothing; the returned value is what the mock rebuilds
+    (graph outputs, objects created in the run, or values reached by a path);
+    `float_move` (a tracked float is read back from a graph output).
     """
     frame.retval = frame.stack.pop()
     return RETURN
@@ -166,7 +179,8 @@ def return_const(vm, frame, ins):
     """``( -- )`` 3.12+: return the constant ``co_consts[arg]`` (3.11:
     ``LOAD_CONST; RETURN_VALUE``).
 
-    RefGraph: as ``RETURN_VALUE``; a constant needs no rebuilding.
+    RefGraph: as ``RETURN_VALUE`` (`float_move`); a constant needs no
+    rebuilding.
     """
     frame.retval = ins.argval
     return RETURN
@@ -176,6 +190,6 @@ def return_const(vm, frame, ins):
 def get_len(vm, frame, ins):
     """``(obj -- obj, len)`` Push ``len(obj)`` (sequence and mapping patterns).
 
-    RefGraph: a length read: a guard on an outside container's length.
+    RefGraph: rule `length`: a guard on an outside container's length.
     """
     frame.stack.append(vm.length(frame.stack[-1]))

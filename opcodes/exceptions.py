@@ -65,8 +65,9 @@ def raise_varargs(vm, frame, ins):
     An exception class is instantiated (its Python ``__init__``
     interpreted).  The new exception is chained implicitly to the one being
     handled, as in CPython.
-    RefGraph: leaving the function by exception ends the capture of this
-    run; no guard is built from an exceptional run.
+    RefGraph: rule `call` instantiates an exception class.  An exception that
+    leaves the traced function propagates to its caller; nothing is cached
+    from that run.
     """
     stack = frame.stack
     n = ins.arg
@@ -139,7 +140,7 @@ def check_eg_match(vm, frame, ins):
     copy of the group (``__suppress_context__`` set, as ``derive`` copies
     set the cause) when ``exc`` is a group.
 
-    RefGraph: none.
+    RefGraph: rules `load_attr` and `call` run the group's ``split``.
     """
     stack = frame.stack
     match_type = stack.pop()
@@ -194,8 +195,10 @@ def before_with(vm, frame, ins):
     ``__exit__`` on the type, push the bound ``__exit__``, call
     ``__enter__`` and push its result.
 
-    RefGraph: ``torch.no_grad()``/``autocast`` managers become enter/exit
-    nodes in the graph; other managers are interpreted like any call.
+    RefGraph: rules `call` and `call_function` run ``__enter__``:
+    ``torch.no_grad()`` and ``autocast`` managers become grad-mode and
+    autocast nodes in the graph (``Capture.call_torch``); other managers are
+    interpreted like any call.
     """
     stack = frame.stack
     mgr = stack[-1]
@@ -213,7 +216,7 @@ def before_async_with(vm, frame, ins):
     """``(mgr -- aexit, awaitable)`` Start an ``async with``: push the bound
     ``__aexit__``, call ``__aenter__`` and push its (awaitable) result.
 
-    RefGraph: as ``BEFORE_WITH``.
+    RefGraph: as ``BEFORE_WITH``: rules `call` and `call_function`.
     """
     stack = frame.stack
     mgr = stack[-1]
@@ -234,7 +237,7 @@ def with_except_start(vm, frame, ins):
     An exception left a ``with`` body: call ``exit(type(exc), exc,
     exc.__traceback__)`` and push its result (true suppresses).
 
-    RefGraph: as a call of the manager's ``__exit__``.
+    RefGraph: rule `call`: a call of the manager's ``__exit__``.
     """
     stack = frame.stack
     exc = stack[-1]

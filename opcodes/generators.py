@@ -15,7 +15,8 @@ def return_generator(vm, frame, ins):
     and hand the frame to a new generator object (the caller gets the
     generator; the body runs on the first ``send``).
 
-    RefGraph: a generator created by the run; consuming it inlines its body.
+    RefGraph: none (a generator created by the run; consuming it runs its
+    body interpreted).
     """
     return GENERATOR
 
@@ -25,7 +26,8 @@ def yield_value(vm, frame, ins):
     """``(value -- sent)`` Suspend the frame, producing ``value``; on resumption
     the sent value (``None`` for ``next``) is pushed in its place.
 
-    RefGraph: the yielded value flows to the consumer, as a return would.
+    RefGraph: none (the yielded value flows to the consumer, as a return
+    would).
     """
     frame.retval = frame.stack.pop()
     return YIELD
@@ -40,7 +42,9 @@ def send(vm, frame, ins):
     above the receiver and jump to an ``END_SEND`` that pops the receiver;
     the decoded target is past it, so this handler does both.
 
-    RefGraph: delegation inlines the sub-generator's body.
+    RefGraph: rules `next_value` (advancing an outside iterator breaks the
+    graph), `load_attr` and `call` (``receiver.send``); delegating to a
+    generator of the run runs its body interpreted.
     """
     stack = frame.stack
     value = stack.pop()
@@ -106,7 +110,7 @@ def get_yield_from_iter(vm, frame, ins):
     coroutine is used as is (a coroutine only inside a coroutine), anything
     else goes through ``iter``.
 
-    RefGraph: as ``GET_ITER``.
+    RefGraph: rule `get_iter`, as ``GET_ITER``.
     """
     stack = frame.stack
     value = stack[-1]
@@ -145,7 +149,8 @@ def get_awaitable(vm, frame, ins):
     of ``__aenter__``/``__aexit__`` results (for the error message).  A
     coroutine already being awaited is a ``RuntimeError``.
 
-    RefGraph: as ``SEND``.
+    RefGraph: rules `call` and `call_function` (through ``vm.call_special``)
+    run ``__await__``.
     """
     stack = frame.stack
     obj = stack[-1]
@@ -163,7 +168,8 @@ def get_aiter(vm, frame, ins):
     """``(obj -- aiter)`` ``async for``: call ``__aiter__``; the result must
     have ``__anext__``.
 
-    RefGraph: as ``GET_ITER``.
+    RefGraph: rules `call` and `call_function` (through ``vm.call_special``)
+    run ``__aiter__``.
     """
     stack = frame.stack
     obj = stack[-1]
@@ -183,7 +189,8 @@ def get_anext(vm, frame, ins):
     """``(aiter -- aiter, awaitable)`` ``async for`` step: push the awaitable
     of ``aiter.__anext__()``.
 
-    RefGraph: as ``FOR_ITER``.
+    RefGraph: rules `call` and `call_function` (through ``vm.call_special``)
+    run ``__anext__`` and ``__await__``.
     """
     stack = frame.stack
     it = stack[-1]

@@ -9,7 +9,8 @@ def import_name(vm, frame, ins):
 
     A newly imported module's body runs natively (it is executed by the
     import system, a C entry point).
-    RefGraph: the module object is an identity-guarded global-like value.
+    RefGraph: rule `call` calls ``__import__`` (a C function, classified as
+    any native call).
     """
     stack = frame.stack
     fromlist = stack.pop()
@@ -26,6 +27,7 @@ def import_from(vm, frame, ins):
     """``(module -- module, attr)`` Push ``module.name`` for ``from module
     import name``, falling back to the submodule ``sys.modules[pkg.name]``.
 
-    RefGraph: a read of ``Attr(module, name)``.
+    RefGraph: rule `load_attr` (through ``vm.import_from``): on an outside
+    module, a read of ``Attr(path, name)``.
     """
     frame.stack.append(vm.import_from(frame.stack[-1], ins.argval))

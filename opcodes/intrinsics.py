@@ -148,9 +148,11 @@ def call_intrinsic_1(vm, frame, ins):
     ``SUBSCRIPT_GENERIC`` (``Generic[T]`` for a PEP 695 class), and the
     natively built ``TYPEVAR``/``PARAMSPEC``/``TYPEVARTUPLE``/``TYPEALIAS``.
 
-    RefGraph: ``UNARY_POSITIVE`` as a unary operator (an FX node on a
-    tensor); ``IMPORT_STAR`` writes the namespace; ``PRINT`` is an impure
-    call; the others create values in the run.
+    RefGraph: none of its own (the intrinsic functions come from a table, so
+    the reference lists no rule): ``UNARY_POSITIVE`` on a tensor gives an FX
+    node (rule `torch_function`); ``PRINT``, ``IMPORT_STAR`` and
+    ``SUBSCRIPT_GENERIC`` call through the vm as their 3.11 instructions or a
+    ``CALL`` would; the others create values in the run.
     """
     stack = frame.stack
     fn = INTRINSICS_1.get(ins.argval)

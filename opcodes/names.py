@@ -26,8 +26,8 @@ def _not_defined(name):
 def load_const(vm, frame, ins):
     """``( -- value)`` Push ``co_consts[arg]``.
 
-    RefGraph: a constant of the code object; never guarded (the code object
-    itself is what the guard pins).
+    RefGraph: a constant of the code object, never guarded (the guard pins
+    the code object itself); `float_move`.
     """
     frame.stack.append(ins.argval)
 
@@ -39,8 +39,9 @@ def load_fast(vm, frame, ins):
     3.12+ also has ``LOAD_FAST_CHECK`` (this handler): CPython's plain
     ``LOAD_FAST`` skips the check where the compiler proved the variable
     bound, which changes nothing observable.
-    RefGraph: on the first read of a parameter, the value's node gets the
-    access path ``Arg(name)``.
+    RefGraph: records nothing (the arguments got their sources, ``Arg(i)`` or
+    ``Kwarg(name)``, when the trace started); `int_load_fast` (a tracked
+    local's entry follows the value onto the stack), `float_move`.
     """
     value = frame.fast[ins.argval]
     if value is NULL:
@@ -58,7 +59,9 @@ def load_fast_and_clear(vm, frame, ins):
     way and stores the value back with ``STORE_FAST`` afterwards; a NULL
     stored back leaves the variable unbound again.
 
-    RefGraph: none; locals are internal to the run.
+    RefGraph: records nothing (locals are internal to the run);
+    `int_load_fast` (a tracked local's entry moves onto the stack),
+    `float_move`.
     """
     fast = frame.fast
     frame.stack.append(fast[ins.argval])
@@ -69,7 +72,9 @@ def load_fast_and_clear(vm, frame, ins):
 def store_fast(vm, frame, ins):
     """``(value -- )`` Bind local variable ``arg``.
 
-    RefGraph: none; locals are internal to the run.
+    RefGraph: records nothing (locals are internal to the run);
+    `int_store_fast` (the local takes the top's tracked-int entry, or loses
+    its own), `float_move`.
     """
     frame.fast[ins.argval] = frame.stack.pop()
 
@@ -78,7 +83,8 @@ def store_fast(vm, frame, ins):
 def delete_fast(vm, frame, ins):
     """``( -- )`` Unbind local variable ``arg``; ``UnboundLocalError`` if unbound.
 
-    RefGraph: none.
+    RefGraph: records nothing; `int_delete_fast` (the local loses its
+    tracked-int entry).
     """
     if frame.fast[ins.argval] is NULL:
         raise _unbound_local(ins.flag)
@@ -101,7 +107,9 @@ def copy_free_vars(vm, frame, ins):
     """``( -- )`` Copy the function's closure cells into the last ``arg``
     local slots, at function entry.
 
-    RefGraph: each cell is reachable as ``Cell(name)`` of the function.
+    RefGraph: none; the cells are the function's closure (a cell of an
+    outside function gets its source when ``LOAD_DEREF``/``STORE_DEREF`` use
+    it).
     """
     n = ins.arg
     frame.fast[len(frame.fast) - n:] = frame.func.__closure__
@@ -112,7 +120,7 @@ def load_closure(vm, frame, ins):
     """``( -- cell)`` Push the cell object in slot ``arg`` (to build a closure).
     3.11/3.12; 3.13 uses ``LOAD_FAST``, which pushes the slot's cell just the same.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     frame.stack.append(frame.fast[ins.argval])
 
@@ -129,7 +137,9 @@ def load_deref(vm, frame, ins):
 
     An empty cell raises ``NameError`` for a free variable and
     ``UnboundLocalError`` for the function's own cell variable.
-    RefGraph: a read of ``Cell(name)``: a guard candidate for free variables.
+    RefGraph: rule `load_deref`: for a cell of an outside function's closure
+    (``Item(Attr(function, '__closure__'), i)``), a read of its
+    ``cell_contents``, guarded like any read; `float_move`.
     """
     try:
         value = frame.fast[ins.argval].cell_contents
@@ -144,8 +154,9 @@ def load_deref(vm, frame, ins):
 def store_deref(vm, frame, ins):
     """``(value -- )`` Store into the cell in slot ``arg``.
 
-    RefGraph: for a free variable, a write of ``Cell(name)`` (a side effect
-    the mock replays).
+    RefGraph: rule `store_deref`: for a cell of an outside function's
+    closure, a write of its ``cell_contents`` (a side effect the mock
+    replays).
     """
     frame.fast[ins.argval].cell_contents = frame.stack.pop()
 
@@ -154,7 +165,8 @@ def store_deref(vm, frame, ins):
 def delete_deref(vm, frame, ins):
     """``( -- )`` Empty the cell in slot ``arg``; error if already empty.
 
-    RefGraph: for a free variable, a write (deletion) of ``Cell(name)``.
+    RefGraph: rule `delete_deref`: for a cell of an outside function's
+    closure, a deletion of its ``cell_contents``.
     """
     cell = frame.fast[ins.argval]
     try:
@@ -175,8 +187,11 @@ def load_global(vm, frame, ins):
     pushed before the value on 3.11/3.12, after it on 3.13
     (``callshape.push_with_null``).  ``NameError`` if the name is in neither
     namespace.
-    RefGraph: a read of ``Global(name)`` (or ``Builtin(name)``): a guard
-    candidate, usually an identity guard on a function or module.
+    RefGraph: rule `load_global`: a read of
+    ``Item(<module>.__dict__, name)``, guarded by the value's kind (an
+    identity guard for a function, class or module); for a builtin, a guard
+    that the globals lack the name and a read of
+    ``Item(builtins.__dict__, name)``; `float_move`.
     """
     name = ins.argval
     value = frame.globals.get(name, NULL)
@@ -194,8 +209,9 @@ def load_global(vm, frame, ins):
 def store_global(vm, frame, ins):
     """``(value -- )`` Bind global ``name``.
 
-    RefGraph: a write of ``Global(name)``; later reads in the run see the
-    new value, and the mock replays the store.
+    RefGraph: rule `store_global`: a write of
+    ``Item(<module>.__dict__, name)``; later reads in the run see the new
+    value, and the mock replays the store.
     """
     frame.globals[ins.argval] = frame.stack.pop()
 
@@ -204,7 +220,8 @@ def store_global(vm, frame, ins):
 def delete_global(vm, frame, ins):
     """``( -- )`` Delete global ``name``; ``NameError`` if it is not bound.
 
-    RefGraph: a write (deletion) of ``Global(name)``.
+    RefGraph: rule `delete_global`: a deletion of
+    ``Item(<module>.__dict__, name)``.
     """
     name = ins.argval
     if name not in frame.globals:
@@ -229,7 +246,9 @@ def load_name(vm, frame, ins):
     """``( -- value)`` Push ``name`` from the locals mapping, else globals,
     else builtins (module and class bodies, ``exec``).
 
-    RefGraph: a read of the namespace entry it was found in.
+    RefGraph: a namespace that is a dict (module globals, a class body's) is
+    read natively, unrecorded; another mapping (from ``__prepare__``) through
+    rule `getitem`; `float_move`.
     """
     name = ins.argval
     if frame.locals is None:
@@ -255,7 +274,8 @@ def load_from_dict_or_globals(vm, frame, ins):
     instead of the frame's locals (annotation scopes of PEP 695 inside a
     class body look the class namespace up this way).
 
-    RefGraph: a read of the namespace entry it was found in.
+    RefGraph: as ``LOAD_NAME``: a mapping that is not a dict through rule
+    `getitem`, dicts natively (unrecorded).
     """
     stack = frame.stack
     stack[-1] = _load_from_mapping_or_globals(vm, frame, stack[-1], ins.argval)
@@ -292,7 +312,8 @@ def load_from_dict_or_deref(vm, frame, ins):
     ``name`` from the class namespace if it is there, else from its cell
     (3.11's ``LOAD_CLASSDEREF`` with the mapping on the stack).
 
-    RefGraph: a read of the namespace or of ``Cell(name)``.
+    RefGraph: the mapping as in ``LOAD_NAME`` (rule `getitem` for one that is
+    not a dict), then the cell natively (unrecorded).
     """
     stack = frame.stack
     stack[-1] = load_from_mapping_or_cell(vm, frame, ins, stack[-1])
@@ -302,7 +323,8 @@ def load_from_dict_or_deref(vm, frame, ins):
 def store_name(vm, frame, ins):
     """``(value -- )`` Bind ``name`` in the locals mapping.
 
-    RefGraph: a write to the namespace (module globals at module level).
+    RefGraph: rule `setitem`: a write when the namespace is an outside
+    mapping (a class body's is the run's own).
     """
     if frame.locals is None:
         raise SystemError("no locals found when storing %r" % ins.argval)
@@ -313,7 +335,8 @@ def store_name(vm, frame, ins):
 def delete_name(vm, frame, ins):
     """``( -- )`` Delete ``name`` from the locals mapping; ``NameError`` if absent.
 
-    RefGraph: a write (deletion) to the namespace.
+    RefGraph: rule `delitem`: a deletion when the namespace is an outside
+    mapping.
     """
     name = ins.argval
     if frame.locals is None:
@@ -335,8 +358,14 @@ def load_attr(vm, frame, ins):
 
     Follows the data model: a Python ``__getattribute__``, property getter,
     descriptor ``__get__`` or ``__getattr__`` is interpreted.
-    RefGraph: if ``owner`` has an access path, a read of
-    ``Attr(path, name)``, and the result gets that path.
+    RefGraph: rule `load_attr`: on an outside ``owner``, a read of
+    ``Attr(path, name)`` for an attribute found without running Python code
+    (the result gets that path; an interpreted getter's own reads are
+    recorded instead), or of its entry in the registry dict for an
+    ``nn.Module``'s parameter, buffer or submodule, or a guard that the
+    attribute is missing; with the method bit, rule `plain_method`: a read of
+    ``Attr(Attr(path, name), '__func__')``; `float_reads_top` (the owner may
+    not be a tracked float).
     """
     stack = frame.stack
     frame.lasti = ins.index  # for a frame proxy's f_lineno read by this load
@@ -373,8 +402,8 @@ def load_super_attr(vm, frame, ins):
     first argument and ``__class__`` cell, exactly what ``super()`` does),
     then load the attribute from the ``super`` object.  A ``super``
     rebound by the program is called like any callable.
-    RefGraph: as ``LOAD_GLOBAL super`` plus ``LOAD_ATTR`` on the ``super``
-    object (the attribute is read from the class's MRO).
+    RefGraph: rule `call` for ``super(...)``, then rule `load_attr` on the
+    ``super`` object; `float_reads_top` (top 3).
     """
     stack = frame.stack
     self_ = stack.pop()
@@ -394,8 +423,10 @@ def store_attr(vm, frame, ins):
     """``(value, owner -- )`` ``owner.name = value``.
 
     A Python ``__setattr__``/``__set__``/property setter is interpreted.
-    RefGraph: on an outside object, a write of ``Attr(path, name)``; later
-    reads in the same run see the new value; the mock replays the write.
+    RefGraph: rule `store_attr`: on an outside object, a write of
+    ``Attr(path, name)`` (later reads in the run see the new value; the mock
+    replays the write); on an outside tensor, a break; `float_reads_top` (the
+    stored value may be a tracked float, the owner may not).
     """
     stack = frame.stack
     owner = stack.pop()
@@ -406,7 +437,8 @@ def store_attr(vm, frame, ins):
 def delete_attr(vm, frame, ins):
     """``(owner -- )`` ``del owner.name``.
 
-    RefGraph: on an outside object, a write (deletion) of ``Attr(path, name)``.
+    RefGraph: rule `delete_attr`: on an outside object, a deletion of
+    ``Attr(path, name)``.
     """
     vm.delete_attr(frame.stack.pop(), ins.argval)
 
@@ -416,7 +448,9 @@ def setup_annotations(vm, frame, ins):
     """``( -- )`` Create ``__annotations__ = {}`` in the locals mapping if
     missing (module and class bodies with annotations).
 
-    RefGraph: none (a namespace being built by the run).
+    RefGraph: rule `getitem` for a namespace that is not a dict, and rule
+    `setitem` for the store (a write when the namespace is an outside
+    mapping).
     """
     ns = frame.locals
     if ns is None:

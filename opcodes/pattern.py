@@ -16,7 +16,8 @@ def match_mapping(vm, frame, ins):
     """``(subject -- subject, bool)`` Is the subject's type a mapping
     (``Py_TPFLAGS_MAPPING``: dict, ``collections.abc.Mapping``...)?
 
-    RefGraph: a type guard on the subject.
+    RefGraph: none; the test reads the subject's type, which a read from
+    outside already guards.
     """
     frame.stack.append(bool(type(frame.stack[-1]).__flags__ & _TPFLAGS_MAPPING))
 
@@ -26,7 +27,8 @@ def match_sequence(vm, frame, ins):
     """``(subject -- subject, bool)`` Is the subject's type a sequence for
     matching (``Py_TPFLAGS_SEQUENCE``: list, tuple, ``Sequence``; not str)?
 
-    RefGraph: a type guard on the subject.
+    RefGraph: none; the test reads the subject's type, which a read from
+    outside already guards.
     """
     frame.stack.append(bool(type(frame.stack[-1]).__flags__ & _TPFLAGS_SEQUENCE))
 
@@ -37,8 +39,9 @@ def match_keys(vm, frame, ins):
     look up every key with ``subject.get(key, <dummy>)``; push the tuple of
     values, or None if a key is missing.  A repeated key is a ``ValueError``.
 
-    RefGraph: reads ``Item(path, key)`` of an outside mapping, with key
-    guards.
+    RefGraph: rules `load_attr` (the subject's ``get``) and `call` (on an
+    outside dict, each ``get`` is a key guard and a read of
+    ``Item(path, key)``).
     """
     stack = frame.stack
     keys = stack[-1]
@@ -123,7 +126,10 @@ def match_class(vm, frame, ins):
     keyword ``names``: an ``isinstance`` check, then the attributes as a
     tuple, or None if the check fails or an attribute is missing.
 
-    RefGraph: a type guard on the subject and reads of ``Attr(path, name)``.
+    RefGraph: rule `load_attr` reads ``__match_args__`` and the subject's
+    attributes (``Attr(path, name)`` on an outside subject); the
+    ``isinstance`` test reads the subject's type, which a read from outside
+    already guards.
     """
     stack = frame.stack
     names = stack.pop()

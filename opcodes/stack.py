@@ -7,7 +7,8 @@ from .signals import NULL
 def nop(vm, frame, ins):
     """``( -- )`` Do nothing (a placeholder for a line number or a jump).
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move` (tracked floats on the stack stay
+    tracked).
     """
 
 
@@ -19,7 +20,8 @@ def resume(vm, frame, ins):
     ``yield from``, 3 after ``await`` (3.13 adds bit 2: "outside any
     ``try``").  The decoder sets ``ins.flag`` for 2 and 3: a generator
     suspended just before such a ``RESUME`` is delegating to the
-    sub-iterator on top of its stack.  RefGraph: none.
+    sub-iterator on top of its stack.
+    RefGraph: records nothing; `float_move`.
     """
 
 
@@ -27,8 +29,9 @@ def resume(vm, frame, ins):
 def pop_top(vm, frame, ins):
     """``(value -- )`` Discard the top of the stack.
 
-    RefGraph: none (a discarded tensor result stays in the graph only if
-    something else uses it).
+    RefGraph: records nothing (a discarded tensor result stays in the graph
+    only if something else uses it); `int_pop_top` (a tracked int's entry
+    goes with it), `float_move`.
     """
     frame.stack.pop()
 
@@ -38,7 +41,7 @@ def push_null(vm, frame, ins):
     """``( -- NULL)`` Push CPython's NULL marker, which a later ``CALL`` reads
     as "no ``self``" in front of the callable.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
     frame.stack.append(NULL)
 
@@ -48,7 +51,8 @@ def copy(vm, frame, ins):
     """``(item, [n-1 values] -- item, [n-1 values], item)`` Push a copy of the
     n-th item from the top (``COPY 1`` duplicates the top).
 
-    RefGraph: the copy is the same object, so it keeps its access path.
+    RefGraph: the copy is the same object, so it keeps its access path;
+    `int_copy` (a copy of a tracked int is tracked too), `float_move`.
     """
     frame.stack.append(frame.stack[-ins.arg])
 
@@ -58,7 +62,8 @@ def swap(vm, frame, ins):
     """``(a, [n-2 values], b -- b, [n-2 values], a)`` Swap the top with the
     n-th item from the top.
 
-    RefGraph: none.
+    RefGraph: records nothing; `int_swap` (tracked ints' entries swap too),
+    `float_move`.
     """
     stack = frame.stack
     n = ins.arg
@@ -71,5 +76,5 @@ def extended_arg(vm, frame, ins):
     already folded it into that argument, but still lists the prefix as an
     instruction (and jumps may land on it), so it is a no-op here.
 
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """

@@ -13,7 +13,7 @@ def precall(vm, frame, ins):
 
     ``dis.stack_effect`` charges PRECALL with ``-arg`` and CALL with ``-1``;
     at run time PRECALL pops nothing and CALL pops everything.
-    RefGraph: none.
+    RefGraph: records nothing; `float_move`.
     """
 
 
@@ -25,7 +25,8 @@ def load_method(vm, frame, ins):
     created); otherwise push NULL and the attribute.  3.12+ spell it
     ``LOAD_ATTR`` with the method bit.
 
-    RefGraph: as ``LOAD_ATTR``.
+    RefGraph: as ``LOAD_ATTR`` with the method bit: rules `plain_method` and
+    `load_attr`, `float_reads_top`.
     """
     frame.lasti = ins.index
     names.load_method(vm, frame.stack, ins.argval)
@@ -43,7 +44,9 @@ def jump_if_true_or_pop(vm, frame, ins):
     """``(cond -- cond)`` if true and jumping, else ``(cond -- )`` 3.11 ``or``:
     keep the value and jump if it is true, otherwise pop it.
 
-    RefGraph: as the conditional jumps.
+    RefGraph: as the conditional jumps: rules `jump_if_tensor` (a tensor
+    condition) and `truth`; `int_jump` breaks on a tracked int or bool (the
+    value would stay on the stack for the program).
     """
     stack = frame.stack
     if vm.truth(stack[-1]):
@@ -56,7 +59,8 @@ def jump_if_false_or_pop(vm, frame, ins):
     """``(cond -- cond)`` if false and jumping, else ``(cond -- )`` 3.11 ``and``:
     keep the value and jump if it is false, otherwise pop it.
 
-    RefGraph: as the conditional jumps.
+    RefGraph: as ``JUMP_IF_TRUE_OR_POP``: rules `jump_if_tensor`, `truth` and
+    `int_jump`.
     """
     stack = frame.stack
     if not vm.truth(stack[-1]):
@@ -69,7 +73,8 @@ def load_classderef(vm, frame, ins):
     """``( -- value)`` 3.11: in a class body, load free variable ``name`` from
     the class namespace if it is there, else from its cell.
 
-    RefGraph: a read of the namespace or of ``Cell(name)``.
+    RefGraph: the class namespace as in ``LOAD_NAME`` (rule `getitem` for one
+    that is not a dict), then the cell natively (unrecorded).
     """
     frame.stack.append(names.load_from_mapping_or_cell(vm, frame, ins, frame.locals))
 
@@ -105,7 +110,8 @@ def print_expr(vm, frame, ins):
     """``(value -- )`` Interactive mode: pass the value to ``sys.displayhook``
     (3.12+: ``CALL_INTRINSIC_1 INTRINSIC_PRINT``).
 
-    RefGraph: an impure call (output).
+    RefGraph: rule `call` calls ``sys.displayhook`` (classified as any native
+    call).
     """
     intrinsics.display(vm, frame.stack.pop())
 
@@ -116,6 +122,8 @@ def import_star(vm, frame, ins):
     ``module.__all__`` (or every public name) into the locals mapping
     (3.12+: ``CALL_INTRINSIC_1 INTRINSIC_IMPORT_STAR``).
 
-    RefGraph: writes to the namespace.
+    RefGraph: rules `load_attr`, `iterate` and `call` (through
+    ``vm.import_star``) read the module's names; the namespace is written
+    natively.
     """
     vm.import_star(frame.stack.pop(), frame.locals)

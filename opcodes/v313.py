@@ -20,8 +20,8 @@ def to_bool(vm, frame, ins):
     ``not`` (``__bool__``/``__len__`` interpreted), which then require an
     exact bool.
 
-    RefGraph: the truth of a value depending on tensor data is a
-    data-dependent use (a break, or a rewrite into the graph).
+    RefGraph: rule `truth`, as ``UNARY_NOT`` (the truth of a tensor breaks
+    the graph here, rule `torch_function`).
     """
     stack = frame.stack
     value = stack[-1]
@@ -35,7 +35,8 @@ def call_kw(vm, frame, ins):
     ``CALL`` whose last ``len(names)`` arguments are passed by keyword
     (3.11/3.12: ``KW_NAMES`` before ``CALL``).
 
-    RefGraph: as ``CALL``.
+    RefGraph: as ``CALL``: rules `call` and `call_function`, `float_move` (a
+    tracked int on the stack breaks first).
     """
     frame.kw_names = frame.stack.pop()
     return calls.call(vm, frame, ins)
@@ -49,7 +50,7 @@ def make_function(vm, frame, ins):
     A code object with free variables cannot make a function without a
     closure, so it gets empty cells until ``SET_FUNCTION_ATTRIBUTE``
     supplies the real ones (the compiler always emits that right after).
-    RefGraph: a function created by the run.
+    RefGraph: none (a function created by the run).
     """
     stack = frame.stack
     code = stack[-1]
@@ -63,7 +64,7 @@ def set_function_attribute(vm, frame, ins):
     function, chosen by ``arg``: 0x01 defaults, 0x02 keyword-only defaults,
     0x04 annotations, 0x08 closure (3.11/3.12 ``MAKE_FUNCTION`` flags).
 
-    RefGraph: as ``MAKE_FUNCTION``: closure cells are tracked.
+    RefGraph: none, as ``MAKE_FUNCTION``.
     """
     stack = frame.stack
     func = stack.pop()
@@ -75,7 +76,7 @@ def convert_value(vm, frame, ins):
     """``(value -- converted)`` 3.13: an f-string field's ``!s``/``!r``/``!a``
     (``arg`` 1/2/3), with Python ``__str__``/``__repr__`` interpreted.
 
-    RefGraph: as ``FORMAT_VALUE``.
+    RefGraph: none of its own, as ``FORMAT_VALUE``.
     """
     stack = frame.stack
     stack[-1] = build.convert(vm, stack[-1], ins.arg)
@@ -86,7 +87,7 @@ def format_simple(vm, frame, ins):
     """``(value -- str)`` 3.13: ``format(value, '')`` for an f-string field
     without a spec (a str stays as it is).
 
-    RefGraph: as ``FORMAT_VALUE``.
+    RefGraph: none of its own, as ``FORMAT_VALUE``.
     """
     stack = frame.stack
     stack[-1] = build.format_field(vm, stack[-1], "")
@@ -97,7 +98,7 @@ def format_with_spec(vm, frame, ins):
     """``(value, spec -- str)`` 3.13: ``format(value, spec)`` for an f-string
     field with a spec.
 
-    RefGraph: as ``FORMAT_VALUE``.
+    RefGraph: none of its own, as ``FORMAT_VALUE``.
     """
     stack = frame.stack
     spec = stack.pop()
@@ -109,7 +110,8 @@ def load_fast_load_fast(vm, frame, ins):
     """``( -- value1, value2)`` 3.13: two ``LOAD_FAST`` in one; the decoder
     unpacked ``arg`` (``first << 4 | second``) into two slots.
 
-    RefGraph: as two ``LOAD_FAST``.
+    RefGraph: records nothing; `float_move` (while the frame holds a tracked
+    int, a break first).
     """
     first, second = ins.argval
     fast = frame.fast
@@ -126,7 +128,8 @@ def store_fast_load_fast(vm, frame, ins):
     """``(value -- loaded)`` 3.13: ``STORE_FAST first`` then ``LOAD_FAST
     second``.
 
-    RefGraph: as the two instructions.
+    RefGraph: records nothing; `float_move` (while the frame holds a tracked
+    int, a break first).
     """
     first, second = ins.argval
     fast = frame.fast
@@ -144,7 +147,8 @@ def store_fast_store_fast(vm, frame, ins):
     """``(value2, value1 -- )`` 3.13: ``STORE_FAST first`` (of the top) then
     ``STORE_FAST second``.
 
-    RefGraph: none; locals are internal to the run.
+    RefGraph: records nothing (locals are internal to the run); `float_move`
+    (while the frame holds a tracked int, a break first).
     """
     first, second = ins.argval
     fast = frame.fast
