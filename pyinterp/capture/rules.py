@@ -124,6 +124,8 @@ _targets = {}  # name -> target
 
 
 def _register(kind, key, target, name=None, since=(3, 11), until=None, arg=None):
+    """Register one rule (the checks of the module docstring); the name
+    defaults to the function's."""
     if kind not in KINDS:
         raise RuntimeError("unknown kind of capture rule %r" % kind)
     if (kind, key) in _by_kind_key:
@@ -179,11 +181,13 @@ def data_model(operation):
 
 
 def protocol(key, target, name):
+    """``target`` sees every call made through the protocol ``key``."""
     return _register("protocol", key, target, name)
 
 
 # -- the rules ------------------------------------------------------------------
-# Capture variants of handlers (variants.py and the value tables).
+# Capture variants of handlers (variants.py; values/scalars.py for floats the
+# graph computes).
 variant("LOAD_GLOBAL", "variants:load_global")
 variant("STORE_GLOBAL", "variants:store_global")
 variant("DELETE_GLOBAL", "variants:delete_global")
