@@ -14,7 +14,8 @@ Everything CPython makes observable about a call is recorded in an
 * the warnings issued during the call (all of them, filters set to
   ``"always"``): category, message, and the file and line they are
   attributed to (see :data:`WARNING_LOCATIONS`);
-* ``sys.exc_info()`` right after the call returned;
+* ``sys.exc_info()`` right after the call returned (or, when it raised,
+  once the exception has left it);
 * the arguments after the call (a ``log`` list passed in is the side-effect
   log of generated code) and the module globals after the call.
 
@@ -24,8 +25,9 @@ never calls user-defined ``__eq__`` or ``__repr__`` of objects that have a
 strips memory addresses.
 
 Fresh state: :func:`assert_same_source` compiles the source twice, into two
-fresh module namespaces, so globals, class attributes and logs never leak
-from the native run into the interpreted one.  :func:`assert_same` takes a
+fresh modules (:func:`load_module`, registered in ``sys.modules`` while they
+run), so globals, class attributes and logs never leak from the native run
+into the interpreted one.  :func:`assert_same` takes a
 function object; it deep-copies the arguments for each run but both runs
 share the function's globals.
 
@@ -60,11 +62,15 @@ __all__ = [
     "canonical",
     "check_same",
     "check_same_source",
+    "compare_source",
     "diff_outcomes",
+    "divergence_report",
+    "load_module",
     "load_source",
     "run",
     "run_interpreted",
     "run_native",
+    "run_source",
     "strip_addresses",
 ]
 
@@ -124,7 +130,8 @@ def canonical(value, _depth=0, _seen=None):
 
     Scalars use ``repr`` (so ``1``, ``1.0`` and ``True`` differ, and NaN
     equals NaN); containers recurse (dicts in insertion order, sets sorted);
-    exceptions show type and args; functions, classes, modules and generators
+    exceptions show type, args, attributes, a message of their own and
+    their ``__cause__`` / ``__context__`` chain; functions, classes, modules and generators
     show their qualified name; other objects with a ``__dict__`` show their
     type and attributes.  Anything else falls back to ``repr`` with memory
     addresses stripped.  User-defined ``__eq__`` is never called; a class
@@ -162,7 +169,8 @@ def _canonical(value, tp, depth, seen):
     if isinstance(value, BaseException):
         text = "%s(%s)" % (_type_name(tp), ", ".join(map(c, value.args)))
         extra = _instance_attrs(value, depth, seen)
-        return text + extra if extra != "{}" else text
+        text = text + extra if extra != "{}" else text
+        return text + _exception_links(value, c)
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
         return "<function %s>" % value.__qualname__
     if isinstance(value, types.MethodType):
@@ -197,6 +205,27 @@ def _canonical(value, tp, depth, seen):
         return strip_addresses(repr(value))
     except Exception as exc:  # a broken __repr__ is still a deterministic fact
         return "<%s; repr raised %s>" % (_type_name(tp), type(exc).__name__)
+
+
+def _exception_links(exc, c):
+    """What an exception value shows beyond its type, args and attributes.
+
+    A message of its own (a ``__str__`` written in Python), its
+    ``__cause__``, ``__suppress_context__`` and ``__context__``.
+    """
+    text = ""
+    if isinstance(getattr(type(exc), "__str__", None), types.FunctionType):
+        try:
+            text += " message=%r" % strip_addresses(str(exc))
+        except Exception as err:
+            text += " message=<str raised %s>" % type(err).__name__
+    if exc.__cause__ is not None:
+        text += " from " + c(exc.__cause__)
+    if exc.__suppress_context__:
+        text += " (context suppressed)"
+    if exc.__context__ is not None:
+        text += " during " + c(exc.__context__)
+    return text
 
 
 def _instance_attrs(value, depth, seen):
@@ -364,29 +393,34 @@ def _consume(gen, events):
     events.append(("truncated",))
 
 
-def _globals_text(namespace):
+def _globals_text(namespace, ignored):
     if namespace is None:
         return None
     # __warningregistry__ depends on where warnings were attributed; the
     # warnings themselves are compared in Outcome.warnings.
-    return canonical({k: v for k, v in namespace.items()
-                      if k not in ("__builtins__", "__warningregistry__")})
+    ignored = ("__builtins__", "__warningregistry__") + tuple(ignored)
+    return canonical({k: v for k, v in namespace.items() if k not in ignored})
 
 
 def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
         under_exception=False, consume_generators=True, copy_args=True,
-        timeout=None):
+        timeout=None, debug=False, record_interrupts=False, ignore_globals=()):
     """Call ``fn(*args, **kwargs)`` once and return its :class:`Outcome`.
 
-    ``interpreted`` runs ``pyinterp.interpret(fn)`` instead of ``fn``.
+    ``interpreted`` runs ``pyinterp.interpret(fn)`` instead of ``fn``
+    (``pyinterp.interpret(fn, debug=True)`` with ``debug``: the interpreter
+    then checks every instruction's stack effect).
     ``namespace`` is the module dict whose state is recorded afterwards (by
     default ``fn.__globals__`` when it is a plain dict of a generated module,
-    otherwise not recorded).  ``under_exception`` makes the call from inside
+    otherwise not recorded), less the names in ``ignore_globals`` (values
+    that differ by design).  ``under_exception`` makes the call from inside
     an ``except ActiveException`` block.  A returned generator is consumed
     (at most :data:`MAX_GENERATOR_ITEMS` items) when ``consume_generators``.
     ``copy_args`` deep-copies ``args``/``kwargs`` first, so that each run
     sees its own.  ``timeout`` (seconds, main thread only) interrupts a run
-    with :class:`FuzzTimeout`, recorded as the outcome's exception.
+    with :class:`FuzzTimeout`, recorded as the outcome's exception.  A
+    ``KeyboardInterrupt`` propagates (Ctrl-C stops a fuzzing session) unless
+    ``record_interrupts``, for code that raises it on purpose.
     """
     kwargs = dict(kwargs or {})
     if copy_args:
@@ -394,13 +428,14 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
     if interpreted:
         from pyinterp import interpret
 
-        target = interpret(fn)
+        target = interpret(fn, debug=True) if debug else interpret(fn)
     else:
         target = fn
     out, err = io.StringIO(), io.StringIO()
     value = exc = None
     events = None
-    exc_info = "(None, None)"
+    exc_info = None
+    propagated = () if record_interrupts else KeyboardInterrupt
     internal_types = _internal_error_types()
     unraisable = []
 
@@ -432,19 +467,22 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
                         try:
                             raise ActiveException("outer")
                         except ActiveException:
-                            value = target(*args, **kwargs)
-                            info = sys.exc_info()
+                            try:
+                                value = target(*args, **kwargs)
+                            finally:
+                                exc_info = _exc_info_text()
                     else:
                         value = target(*args, **kwargs)
-                        info = sys.exc_info()
-                    exc_info = canonical(info[:2])
+                        exc_info = _exc_info_text()
                     if consume_generators and isinstance(value, types.GeneratorType):
                         events = []
                         _consume(value, events)
-                except KeyboardInterrupt:
+                except propagated:
                     raise
                 except BaseException as e:  # noqa: B036 - everything is an outcome
                     exc = e
+                if exc_info is None:  # the call raised: what is handled once it has left
+                    exc_info = _exc_info_text()
     finally:
         sys.unraisablehook = old_hook
     # The outcome is recorded with the collector still paused: re-enabled,
@@ -453,14 +491,18 @@ def run(fn, args=(), kwargs=None, *, interpreted=False, namespace=None,
     # (the interpreted run allocates far more, so it crosses the threshold).
     try:
         return _outcome(interpreted, exc, events, value, out, err, unraisable, caught,
-                        exc_info, args, kwargs, namespace, internal_types)
+                        exc_info, args, kwargs, namespace, ignore_globals, internal_types)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
+def _exc_info_text():
+    return canonical(sys.exc_info()[:2])
+
+
 def _outcome(interpreted, exc, events, value, out, err, unraisable, caught, exc_info,
-             args, kwargs, namespace, internal_types):
+             args, kwargs, namespace, ignore_globals, internal_types):
     internal = None
     if exc is not None and internal_types and isinstance(exc, internal_types):
         internal = "%s: %s" % (type(exc).__name__, exc)
@@ -482,7 +524,7 @@ def _outcome(interpreted, exc, events, value, out, err, unraisable, caught, exc_
             for w in caught),
         exc_info=exc_info,
         args_after=canonical((args, kwargs) if kwargs else args),
-        globals_after=_globals_text(namespace),
+        globals_after=_globals_text(namespace, ignore_globals),
         internal=internal,
         value=value,
         exception=exc,
@@ -537,7 +579,11 @@ def diff_outcomes(native, interpreted):
     return lines
 
 
-def _report(lines, native, interpreted, source=None, args=None):
+def divergence_report(lines, native, interpreted, source=None, args=None):
+    """The failure message for the ``lines`` of :func:`diff_outcomes`.
+
+    ``source`` and ``args``, when given, are shown first (numbered lines).
+    """
     parts = ["pyinterp diverges from CPython"]
     if source is not None:
         parts.append("source:\n" + "\n".join("   %4d  %s" % (i + 1, line)
@@ -548,23 +594,60 @@ def _report(lines, native, interpreted, source=None, args=None):
     return "\n".join(parts)
 
 
-def load_source(source, filename="<fuzz>", module_name="__fuzz__", interpreted=False):
-    """Compile and execute ``source`` in a fresh module namespace.
+def load_module(source, module_name="__fuzz__", filename=None, interpreted=False):
+    """Compile and execute ``source`` as the body of a fresh module; return it.
 
-    Returns the namespace dict.  Each call gives new, independent objects.
-    With ``interpreted``, the module body itself runs through
-    ``pyinterp.interpret`` (as a function made from the module's code
-    object, whose locals are its globals) instead of ``exec``.
+    The module is named ``module_name`` and sits in ``sys.modules`` while
+    its body runs (and, in :func:`run_source`, while the call runs), as an
+    imported module would; ``filename`` defaults to ``"<module_name>"``.
+    Each call gives new, independent objects.  With ``interpreted``, the
+    module body itself runs through ``pyinterp.interpret`` (as a function
+    made from the module's code object, whose locals are its globals)
+    instead of ``exec``.
     """
+    filename = filename or "<%s>" % module_name
+    module = types.ModuleType(module_name)
+    module.__file__ = filename
+    module.__builtins__ = builtins
     code = compile(source, filename, "exec")
-    namespace = {"__name__": module_name, "__builtins__": builtins}
-    if interpreted:
-        from pyinterp import interpret
+    with _registered(module):
+        if interpreted:
+            from pyinterp import interpret
 
-        interpret(types.FunctionType(code, namespace))()
-    else:
-        exec(code, namespace)
-    return namespace
+            interpret(types.FunctionType(code, module.__dict__))()
+        else:
+            exec(code, module.__dict__)
+    return module
+
+
+def load_source(source, filename="<fuzz>", module_name="__fuzz__", interpreted=False):
+    """Like :func:`load_module`, but return the module's namespace dict."""
+    return load_module(source, module_name, filename, interpreted).__dict__
+
+
+@contextlib.contextmanager
+def _registered(module):
+    sys.modules[module.__name__] = module
+    try:
+        yield module
+    finally:
+        sys.modules.pop(module.__name__, None)
+
+
+def run_source(source, entry="f", args=(), kwargs=None, *, interpreted=False,
+               module_name="__fuzz__", filename=None, interpret_module=False, **options):
+    """Load ``source`` into a fresh module and :func:`run` its ``entry`` once.
+
+    The module (see :func:`load_module`) stays in ``sys.modules`` during the
+    call, and its namespace is recorded afterwards.  ``interpret_module``
+    also runs the module body through the interpreter when ``interpreted``.
+    The other options are those of :func:`run`.
+    """
+    module = load_module(source, module_name, filename,
+                         interpreted=interpreted and interpret_module)
+    with _registered(module):
+        return run(getattr(module, entry), args, kwargs, interpreted=interpreted,
+                   namespace=module.__dict__, **options)
 
 
 def _isolated(thunk, timeout):
@@ -621,6 +704,42 @@ def _isolated(thunk, timeout):
     return message or None
 
 
+@contextlib.contextmanager
+def _frozen_heap():
+    """Keep the objects that exist now out of the collections made inside.
+
+    Each :func:`run` starts with a full collection; with the heap that was
+    there before frozen (``gc.freeze``), it scans only what the comparison
+    created, and garbage from before cannot be finalized during it.  A heap
+    already frozen (the child of an isolated comparison) is left as it is.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def compare_source(source, entry="f", args=(), kwargs=None, *, setup=None, **options):
+    """Run ``entry`` of ``source`` natively, then interpreted; return both outcomes.
+
+    Each run loads the source into a fresh module (:func:`run_source`,
+    whose options these are); ``setup`` (no arguments), when given, runs
+    before each load, to reset outside state such as ``sys.modules``.
+    """
+    runs = []
+    with _frozen_heap():
+        for interpreted in (False, True):
+            if setup is not None:
+                setup()
+            runs.append(run_source(source, entry, args, kwargs, interpreted=interpreted,
+                                   **options))
+    return runs
+
+
 def check_same(fn, args=(), kwargs=None, *, under_exception=False,
                consume_generators=True, timeout=None, isolate=False, source=None):
     """Run ``fn`` natively and interpreted; return a failure message or None.
@@ -637,7 +756,7 @@ def check_same(fn, args=(), kwargs=None, *, under_exception=False,
         native = run(fn, args, kwargs, **options)
         interpreted = run(fn, args, kwargs, interpreted=True, **options)
         lines = diff_outcomes(native, interpreted)
-        return _report(lines, native, interpreted, source, args) if lines else None
+        return divergence_report(lines, native, interpreted, source, args) if lines else None
 
     return _isolated(compare, timeout) if isolate else compare()
 
@@ -649,18 +768,13 @@ def check_same_source(source, entry="f", args=(), kwargs=None, *,
     """Like :func:`assert_same_source`, but return the message (or None)."""
 
     def compare():
-        runs = []
-        for interpreted in (False, True):
-            namespace = load_source(source, filename,
-                                    interpreted=interpreted and interpret_module)
-            runs.append(run(
-                namespace[entry], args, kwargs, interpreted=interpreted,
-                namespace=namespace, under_exception=under_exception,
-                consume_generators=consume_generators,
-                timeout=None if isolate else timeout,
-            ))
+        runs = compare_source(source, entry, args, kwargs, filename=filename,
+                              interpret_module=interpret_module,
+                              under_exception=under_exception,
+                              consume_generators=consume_generators,
+                              timeout=None if isolate else timeout)
         lines = diff_outcomes(*runs)
-        return _report(lines, *runs, source, args) if lines else None
+        return divergence_report(lines, *runs, source, args) if lines else None
 
     if isolate:
         return _isolated(compare, timeout)
@@ -686,7 +800,7 @@ def assert_same_source(source, entry="f", args=(), kwargs=None, **options):
     """Assert that ``entry(*args)`` from ``source`` behaves the same interpreted.
 
     The source is compiled and executed natively twice (filename
-    ``"<fuzz>"``), into two fresh module namespaces named ``__fuzz__``; the
+    ``"<fuzz>"``), into two fresh modules named ``__fuzz__``; the
     native run calls ``entry`` of the first, the interpreted run
     ``pyinterp.interpret(entry)`` of the second.  ``args`` are deep-copied
     per run.  Module globals after the call are compared too.
