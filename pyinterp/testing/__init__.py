@@ -1,11 +1,15 @@
-"""Differential fuzzing of pyinterp against CPython.
+"""Differential testing of pyinterp against CPython: the one runner.
 
-Two parts:
+Three parts:
 
 * :mod:`pyinterp.testing.differential` runs a function natively and through
   :func:`pyinterp.interpret`, and compares everything observable (return
   value or exception with its chain, yielded items, printed output,
-  ``sys.exc_info()`` afterwards, mutated arguments and module globals).
+  warnings, ``sys.exc_info()`` afterwards, mutated arguments and module
+  globals).
+* :mod:`pyinterp.testing.cases` is the form hand-written tests take:
+  ``case(source, expect=..., raises=...)`` table entries, run by
+  ``run_case`` / ``check``, which also pin what CPython itself does.
 * :mod:`pyinterp.testing.strategies` holds Hypothesis strategies that write
   random, well-typed programs exercising one or more language families.
 
@@ -19,8 +23,10 @@ Typical use::
         assert_same_source(program.source, program.entry, program.args)
 
 See ``docs/fuzzing.md``.  The strategies need Hypothesis (a test
-dependency); the runner needs only attrs.
+dependency); the runner needs only attrs.  Nothing here imports torch or
+graph capture.
 """
+from .cases import case, check, run_case
 from .differential import (
     ActiveException,
     ExceptionRecord,
@@ -32,10 +38,13 @@ from .differential import (
     check_same,
     check_same_source,
     diff_outcomes,
+    divergence_report,
+    load_module,
     load_source,
     run,
     run_interpreted,
     run_native,
+    run_source,
 )
 
 __all__ = [
@@ -46,13 +55,19 @@ __all__ = [
     "assert_same",
     "assert_same_source",
     "canonical",
+    "case",
+    "check",
     "check_same",
     "check_same_source",
     "diff_outcomes",
+    "divergence_report",
+    "load_module",
     "load_source",
     "run",
+    "run_case",
     "run_interpreted",
     "run_native",
+    "run_source",
     "FAMILIES",
     "Program",
     "arguments",

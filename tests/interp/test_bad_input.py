@@ -7,7 +7,7 @@ import pytest
 
 import pyinterp
 from pyinterp.opcodes import registry
-from helpers import check, load
+from pyinterp.testing import check, load_module
 
 
 def _native_error(fn, *args, **kwargs):
@@ -59,7 +59,7 @@ RUNAWAY = textwrap.dedent("""
 
 
 def test_runaway_recursion_raises_recursion_error_and_recovers():
-    module = load(RUNAWAY)
+    module = load_module(RUNAWAY)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(300)  # keep the test fast; the interpreter scales its own room
     try:
@@ -76,7 +76,7 @@ def test_runaway_recursion_raises_recursion_error_and_recovers():
 
 
 def test_recursion_error_can_be_caught_inside_interpreted_code():
-    module = load(RUNAWAY + textwrap.dedent("""
+    module = load_module(RUNAWAY + textwrap.dedent("""
         def guarded():
             try:
                 return down(0)
@@ -116,7 +116,7 @@ INTERRUPTED = textwrap.dedent("""
 @pytest.mark.parametrize("entry", ["interrupted", "interrupted_in_callback"])
 def test_keyboard_interrupt_propagates(entry):
     check(INTERRUPTED, entry=entry, raises=KeyboardInterrupt)
-    module = load(INTERRUPTED)
+    module = load_module(INTERRUPTED)
     with pytest.raises(KeyboardInterrupt):
         pyinterp.interpret(getattr(module, entry), debug=True)()
     assert "Exception must not catch KeyboardInterrupt" not in module.log
@@ -165,7 +165,7 @@ FAILING = textwrap.dedent("""
 
 @pytest.mark.parametrize("entry", ["fails_in_handler", "fails_in_generator", "fails_in_with"])
 def test_exception_leaves_no_state_behind(entry):
-    module = load(FAILING)
+    module = load_module(FAILING)
     interpreted = pyinterp.interpret(getattr(module, entry), debug=True)
     for _ in range(2):
         with pytest.raises(Exception) as info:
@@ -176,7 +176,7 @@ def test_exception_leaves_no_state_behind(entry):
 
 
 def test_caller_exception_state_is_restored():
-    module = load(FAILING)
+    module = load_module(FAILING)
     try:
         raise LookupError("caller's")
     except LookupError as caller_exc:
@@ -242,7 +242,7 @@ def test_unknown_opcode_in_callee_is_not_catchable_by_the_program():
 
 
 def test_interpret_accepts_every_kind_of_callable():
-    module = load(textwrap.dedent("""
+    module = load_module(textwrap.dedent("""
         import functools
         class K:
             def __init__(self, v): self.v = v

@@ -6,7 +6,7 @@ interpreted.
 """
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, check, run_case
 
 CASES = {
     "class_cell_and_zero_arg_super": case("""
@@ -738,6 +738,4 @@ def g():
 def test_locals_are_freed_first_slot_first():
     """A finished frame frees its locals in slot order, as CPython does, so
     ``__del__`` runs in the same order (found by the slow fuzz profile)."""
-    from helpers import check
-
     check(FINALIZATION_ORDER, entry="g", expect=[1, 2, 0, 100, 5])

@@ -7,7 +7,7 @@ priority) and CPython's error messages.
 """
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 BINARY_OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "@"]
 

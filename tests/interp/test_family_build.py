@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from helpers import case, check, run_case
+from pyinterp.testing import case, check, run_case
 
 CASES = {
     "displays": case("""
@@ -254,4 +254,4 @@ def test_duplicate_keyword_while_an_exception_is_handled(name):
     (3.12+ raise the usual TypeError)."""
     source, _ = CASES[name]
     outcome = check(source, under_exception=True)
-    assert type(outcome.exc) is (KeyError if sys.version_info < (3, 12) else TypeError)
+    assert type(outcome.exception) is (KeyError if sys.version_info < (3, 12) else TypeError)

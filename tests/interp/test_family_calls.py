@@ -7,7 +7,7 @@ binding errors.
 """
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 CASES = {
     "positional_and_keyword": case("""

@@ -5,7 +5,7 @@ JUMP_IF_*_OR_POP, GET_ITER, FOR_ITER, RETURN_VALUE, GET_LEN.
 """
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 CASES = {
     "if_elif_else": case("""

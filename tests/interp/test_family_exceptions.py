@@ -6,7 +6,7 @@ WITH_EXCEPT_START; implicit and explicit chaining and ``sys.exc_info()``.
 """
 import pytest
 
-from helpers import case, check, run_case
+from pyinterp.testing import case, check, run_case
 
 CASES = {
     "raise_class_and_instance": case("""

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 CASES = {
     "simple_generator": case("""

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from helpers import check
+from pyinterp.testing import check
 
 PACKAGE = {
     "dpkg/__init__.py": """

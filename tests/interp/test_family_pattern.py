@@ -8,7 +8,7 @@ or-, as- and guarded patterns, and their errors.
 """
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 CLASSIFY = """
     import collections

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from helpers import case, check, run_case
+from pyinterp.testing import case, check, run_case
 
 CASES = {
     "pop_top_and_consts": case("""

@@ -1,7 +1,7 @@
 """Differential tests: language coverage, construct by construct."""
 import pytest
 
-from helpers import case, run_case
+from pyinterp.testing import case, run_case
 
 CASES = {
     # -- arithmetic and comparison chains ------------------------------------

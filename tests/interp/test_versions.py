@@ -14,10 +14,9 @@ import sys
 
 import pytest
 
-from helpers import case, run_case
-
 from pyinterp.interp.decode import decode
 from pyinterp.opcodes import intrinsics
+from pyinterp.testing import case, run_case
 
 PEP_695 = pytest.mark.skipif(sys.version_info < (3, 12),
                              reason="PEP 695 syntax is new in 3.12")
