@@ -291,7 +291,7 @@ class CaptureInterpreter(Interpreter):
 
     # -- writes ---------------------------------------------------------------
     def _no_writes_while_speculating(self, what):
-        if self.capture.speculating:
+        if self.capture.speculation.depth:
             raise speculate.Speculating("%s in a speculative arm" % what)
 
     def store_attr(self, obj, name, value):
@@ -450,9 +450,9 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         rg = self.refgraph
         owner = getattr(fn, "__self__", None)
-        if cap.speculating and speculate.appended_to(cap, fn, args, kwargs) is not None:
+        if cap.speculation.depth and speculate.appended_to(cap, fn, args, kwargs) is not None:
             return fn(*args)  # (taken back after the arm: speculate.Journal)
-        if cap.speculating and (owner is not None or type(fn) in (
+        if cap.speculation.depth and (owner is not None or type(fn) in (
                 types.MethodDescriptorType, types.WrapperDescriptorType)) and any(
                 getattr(fn, "__name__", "") in names for names in _MUTATORS.values()):
             self._no_writes_while_speculating("%s()" % fn.__name__)

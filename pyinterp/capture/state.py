@@ -18,7 +18,7 @@ import os
 
 import torch
 
-from .graphmend.speculate import Speculating
+from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
 from ..errors import GraphBreakSignal
@@ -82,8 +82,7 @@ class Capture:
         self.opaque = 0
         self.vm = None
         self.explain = False
-        self.speculating = 0  # depth of data-dependent branches being run both ways
-        self.journals = []  # one speculate.Journal per arm being run, innermost last
+        self.speculation = Speculation()
         self._autocast_nodes = {}
         # Partial graphs (see resume.py): the traced function's own frame,
         # its state before its current instruction, and the split entry.
@@ -113,7 +112,7 @@ class Capture:
     def break_graph(self, kind, message):
         """The run met something it cannot capture: raise under fullgraph,
         else stop capturing (the run finishes in the interpreter)."""
-        if self.speculating:
+        if self.speculation.depth:
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
@@ -201,7 +200,8 @@ class Capture:
         if self.opaque:
             self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
             return func(*args, **kwargs)
-        if self.speculating and (name in _MUTATING or name.endswith("_") and not name.endswith("__")):
+        if self.speculation.depth and (name in _MUTATING or name.endswith("_")
+                                       and not name.endswith("__")):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \

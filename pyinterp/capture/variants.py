@@ -199,7 +199,7 @@ def _run_variant(variant, base, vm, frame, ins):
             and cap.active:
         cap.top_frame = frame
         cap.top_steps += 1
-        if cap.active and cap.splitter is not None and not cap.speculating \
+        if cap.active and cap.splitter is not None and not cap.speculation.depth \
                 and ins.opname in SPLIT_POINTS:
             cap.pre = PreState(cap, frame, ins)
     if cap.scalars and cap.active:

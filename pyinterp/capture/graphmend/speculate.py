@@ -30,6 +30,7 @@ Anything else restores the frame as it was and leaves the decision to the
 caller, which breaks the graph as before.  The merged values equal those of
 the arm the real program would take, so the run's results do not change.
 """
+import attrs
 import torch
 
 from . import condmerge, joins
@@ -45,6 +46,29 @@ _JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE",
 # 3.11's value forms of ``and``/``or``: the condition stays on the stack
 # when the jump is taken.
 _KEEPS_ON_JUMP = frozenset({"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
+
+
+@attrs.define(slots=True)
+class Speculation:
+    """The capture's speculation record (``Capture.speculation``), written
+    only here (:mod:`.whileloop` runs its body through these methods)."""
+
+    depth: int = 0  # data-dependent branches (or loop bodies) being run both ways
+    journals: list = attrs.Factory(list)  # one Journal per arm being run, innermost last
+
+    def enter(self):
+        self.depth += 1
+
+    def leave(self):
+        self.depth -= 1
+
+    def open_arm(self):
+        """An arm starts: its appends are noted in a new journal."""
+        self.journals.append(Journal())
+
+    def close_arm(self):
+        """The arm is over: take its appends back (see :meth:`Journal.take_back`)."""
+        return self.journals.pop().take_back()
 
 
 class Speculating(PyinterpInternal):
@@ -97,18 +121,18 @@ def try_merge(vm, frame, ins, cond):
     results = []
     marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
     ops0 = cap.recorder.op_count
-    cap.speculating += 1
+    cap.speculation.enter()
     try:
         for start, pushed in arms:
             frame.fast[:] = fast0
             frame.stack[:] = stack0 + pushed
             cap.ints.restore(ints0)
             rng = torch.random.get_rng_state()
-            cap.journals.append(Journal())
+            cap.speculation.open_arm()
             try:
                 run_arm(vm, frame, instructions, start, join)
             finally:
-                appended = cap.journals.pop().take_back()
+                appended = cap.speculation.close_arm()
             with torch._C.DisableTorchFunction():  # our own check: not recorded
                 drew = not torch.equal(rng, torch.random.get_rng_state())
             if drew:
@@ -129,7 +153,7 @@ def try_merge(vm, frame, ins, cond):
     except Speculating:
         merged = None
     finally:
-        cap.speculating -= 1
+        cap.speculation.leave()
     if merged is None:
         frame.fast[:] = fast0
         frame.stack[:] = stack0
@@ -142,8 +166,8 @@ def try_merge(vm, frame, ins, cond):
     frame.fast[:], frame.stack[:], appends = merged
     cap.ints.restore(int_places[0])
     for lst, items in appends:
-        if cap.journals:  # (inside an outer arm: its journal takes these back too)
-            cap.journals[-1].note(lst)
+        if cap.speculation.journals:  # (inside an outer arm: its journal takes these back too)
+            cap.speculation.journals[-1].note(lst)
         lst.extend(items)
     return join.resume
 
@@ -212,7 +236,7 @@ def appended_to(cap, fn, args, kwargs):
     """If ``fn(*args)`` is ``append`` on a list of the run (not outside
     state) while an arm runs, note the list in the arm's journal and return
     it; otherwise None."""
-    if kwargs or not cap.journals:
+    if kwargs or not cap.speculation.journals:
         return None
     if fn is _LIST_APPEND and len(args) == 2:
         lst = args[0]
@@ -223,7 +247,7 @@ def appended_to(cap, fn, args, kwargs):
         return None
     if type(lst) is not list or cap.refgraph.is_outside(lst):
         return None
-    cap.journals[-1].note(lst)
+    cap.speculation.journals[-1].note(lst)
     return lst
 
 

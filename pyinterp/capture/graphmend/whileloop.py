@@ -64,7 +64,7 @@ def try_loop(vm, frame, ins, cond):
     cap = vm.capture
     instructions = vm.variant(frame.code)
     shape = loop_of(instructions, ins)
-    if shape is None or cond.numel() != 1 or cap.speculating or cap.ints \
+    if shape is None or cond.numel() != 1 or cap.speculation.depth or cap.ints \
             or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
         return None
     body, bottom = shape
@@ -75,13 +75,13 @@ def try_loop(vm, frame, ins, cond):
     mark = len(rec.graph.nodes)  # (the body's ops start here)
     rng0 = torch.random.get_rng_state()
     result = None
-    cap.speculating += 1
+    cap.speculation.enter()
     try:
-        cap.journals.append(speculate.Journal())
+        cap.speculation.open_arm()
         try:
             speculate.run_arm(vm, frame, instructions, body, joins.Join((bottom,), bottom))
         finally:
-            appended = cap.journals.pop().take_back()
+            appended = cap.speculation.close_arm()
         with torch._C.DisableTorchFunction():  # our own check: not recorded
             drew = not torch.equal(rng0, torch.random.get_rng_state())
         if not appended and not drew:
@@ -91,7 +91,7 @@ def try_loop(vm, frame, ins, cond):
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
         result = None
     finally:
-        cap.speculating -= 1
+        cap.speculation.leave()
     frame.stack[:] = stack0
     if result is None:
         frame.fast[:] = fast0

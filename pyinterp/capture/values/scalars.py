@@ -146,7 +146,7 @@ def produce(cap, func, name, args, kwargs):
     (the caller then refuses it as a data-dependent value)."""
     if name not in ("item", "__float__", "tolist") or kwargs or len(args) != 1 \
             or not isinstance(args[0], Tensor) or not args[0].dtype.is_floating_point \
-            or cap.speculating or cap.opaque:
+            or cap.speculation.depth or cap.opaque:
         return None
     tensor = args[0]
     rec = cap.recorder
@@ -200,7 +200,7 @@ _RECOMPUTABLE = frozenset({"random", "time", "perf_counter", "monotonic", "proce
 def recomputable(cap, fn):
     """True if the impure C call ``fn()`` (no arguments) returns a float the
     mock can compute again, in program order, before it calls the graph."""
-    return getattr(fn, "__name__", "") in _RECOMPUTABLE and not cap.speculating \
+    return getattr(fn, "__name__", "") in _RECOMPUTABLE and not cap.speculation.depth \
         and not cap.opaque
 
 

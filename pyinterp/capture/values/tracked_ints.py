@@ -183,7 +183,7 @@ def step(vm, frame, ins, run):
         return run(vm, frame, ins)
     shadow = table.shadow(frame)
     name = ins.opname
-    if name == "CALL" and not cap.speculating:
+    if name == "CALL" and not cap.speculation.depth:
         producer = _producer(frame, ins)
         if producer is not None:
             return _produce(vm, frame, ins, run, producer, shadow)
