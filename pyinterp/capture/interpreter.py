@@ -100,18 +100,20 @@ class CaptureInterpreter(Interpreter):
 
     # -- reads ----------------------------------------------------------------
     def load_attr(self, obj, name):
-        if self.capture.active and getattr(type(obj), "__getattr__", None) is _MODULE_GETATTR:
+        if self.capture.breaks.active \
+                and getattr(type(obj), "__getattr__", None) is _MODULE_GETATTR:
             value = self._module_attr(obj, name)
             if value is not MISSING:
                 return value
         try:
             value = attributes.load_attr(self, obj, name)
         except AttributeError:
-            if self.capture.active and self.refgraph.is_outside(obj) \
+            if self.capture.breaks.active and self.refgraph.is_outside(obj) \
                     and not isinstance(obj, Tensor) and _native_read(obj, name):
                 self.refgraph.read_hasattr(obj, name, False, self.capture.site())
             raise
-        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor):
+        if self.capture.breaks.active and self.refgraph.is_outside(obj) \
+                and not isinstance(obj, Tensor):
             if _native_read(obj, name):
                 self.refgraph.read_attr(obj, name, value, self.capture.site())
             elif _served_by_getattr_hook(obj, name):
@@ -198,7 +200,7 @@ class CaptureInterpreter(Interpreter):
 
     def plain_method(self, obj, name):
         func = attributes.plain_method(self, obj, name)
-        if func is not None and self.capture.active and self.refgraph.is_outside(obj):
+        if func is not None and self.capture.breaks.active and self.refgraph.is_outside(obj):
             base = self.refgraph.source_of(obj)
             self.refgraph.read(Attr(Attr(base, name), "__func__"), func, self.capture.site())
         return func
@@ -209,7 +211,7 @@ class CaptureInterpreter(Interpreter):
         except (KeyError, IndexError):
             self._failed_item_read(container, key)
             raise
-        if self.capture.active and self.refgraph.is_outside(container) \
+        if self.capture.breaks.active and self.refgraph.is_outside(container) \
                 and not isinstance(container, Tensor):
             if type(key) is slice or not _hashable(key):
                 self._read_all(container)
@@ -219,7 +221,7 @@ class CaptureInterpreter(Interpreter):
 
     def _failed_item_read(self, container, key):
         """``container[key]`` raised: guard that it still would."""
-        if not (self.capture.active and self.refgraph.is_outside(container)):
+        if not (self.capture.breaks.active and self.refgraph.is_outside(container)):
             return
         if isinstance(container, dict) and _hashable(key) \
                 and not needs_interpreter(lookup(type(container), "__getitem__")):
@@ -229,7 +231,7 @@ class CaptureInterpreter(Interpreter):
 
     def contains(self, container, item):
         result = containers.contains(self, container, item)
-        if self.capture.active and self.refgraph.is_outside(container) \
+        if self.capture.breaks.active and self.refgraph.is_outside(container) \
                 and not isinstance(container, Tensor) \
                 and not needs_interpreter(lookup(type(container), "__contains__")):
             if isinstance(container, (dict, set, frozenset)) and _hashable(item):
@@ -254,7 +256,7 @@ class CaptureInterpreter(Interpreter):
         return containers.get_iter(self, obj)
 
     def next_value(self, it):
-        if self.capture.active and self.refgraph.is_outside(it):
+        if self.capture.breaks.active and self.refgraph.is_outside(it):
             self.capture.break_graph("opaque-native-call",
                                      "advancing a %s from outside" % type(it).__name__)
         return containers.next_value(self, it)
@@ -269,13 +271,15 @@ class CaptureInterpreter(Interpreter):
 
     def _read_len(self, obj):
         method = lookup(type(obj), "__len__")
-        if self.capture.active and self.refgraph.is_outside(obj) and not isinstance(obj, Tensor) \
+        if self.capture.breaks.active and self.refgraph.is_outside(obj) \
+                and not isinstance(obj, Tensor) \
                 and method is not MISSING and not needs_interpreter(method):
             self.refgraph.read_len(obj, self.capture.site())
 
     def _read_all(self, obj):
         """``obj`` is about to be iterated natively: guard all of it."""
-        if not (self.capture.active and self.refgraph.is_outside(obj)) or isinstance(obj, Tensor):
+        if not (self.capture.breaks.active and self.refgraph.is_outside(obj)) \
+                or isinstance(obj, Tensor):
             return
         if isinstance(obj, _C_CONTAINERS) and not needs_interpreter(lookup(type(obj), "__iter__")):
             self.refgraph.read_all(obj, self.capture.site())
@@ -297,7 +301,7 @@ class CaptureInterpreter(Interpreter):
     def store_attr(self, obj, name, value):
         self._no_writes_while_speculating("an attribute store")
         cap = self.capture
-        if cap.active and self.refgraph.is_outside(obj):
+        if cap.breaks.active and self.refgraph.is_outside(obj):
             if isinstance(obj, Tensor):
                 cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
             else:
@@ -310,7 +314,7 @@ class CaptureInterpreter(Interpreter):
     def delete_attr(self, obj, name):
         self._no_writes_while_speculating("an attribute deletion")
         cap = self.capture
-        if cap.active and self.refgraph.is_outside(obj):
+        if cap.breaks.active and self.refgraph.is_outside(obj):
             self.refgraph.write_attr(obj, name, None, cap.site(), delete=True)
             self._mark_module_dirty(obj, name)
             delattr(obj, name)
@@ -340,7 +344,8 @@ class CaptureInterpreter(Interpreter):
 
     def _write_item(self, container, key, value, delete):
         cap = self.capture
-        if cap.active and self.refgraph.is_outside(container) and not isinstance(container, Tensor):
+        if cap.breaks.active and self.refgraph.is_outside(container) \
+                and not isinstance(container, Tensor):
             method = "__delitem__" if delete else "__setitem__"
             if needs_interpreter(lookup(type(container), method)):
                 return  # the Python method's own writes are recorded
@@ -355,7 +360,7 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         if self.top is cap.top_frame is not None and hybrid.wraps(fn):
             cap.top_callees += 1  # would be traced by a native entry (hybrid.py)
-        if not cap.active:
+        if not cap.breaks.active:
             return calls.call(self, fn, args, kwargs)
         if cap.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
@@ -399,13 +404,13 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         if self.top is cap.top_frame is not None and hybrid.wraps(func):
             cap.top_callees += 1
-        if cap.active and (func is _WRAPPED_CALL or func is _CALL_IMPL) and args:
+        if cap.breaks.active and (func is _WRAPPED_CALL or func is _CALL_IMPL) and args:
             # Module.__call__ reached directly (a subclass's own __call__
             # calling super().__call__): the hook-free fast path.
             result = self._module_call(args[0], args[1:], kwargs, own_call=False)
             if result is not MISSING:
                 return result
-        if cap.active:
+        if cap.breaks.active:
             special = SPECIAL_CALLS.get(id(func))
             if special is not None and special[0] is func:
                 return special[1](self, func, tuple(args), kwargs or {})

@@ -53,11 +53,8 @@ def deferred(vm, fn, args, kwargs):
     snapshot = [_snapshot(cap, a) for a in args]
     cap.refgraph.defer_call((bounce, fn), snapshot, {k: _snapshot(cap, v) for k, v in kwargs.items()},
                             site)
-    cap.active = False
-    try:
+    with cap.breaks.paused():
         return bounce(fn, args, kwargs)
-    finally:
-        cap.active = True
 
 
 def _snapshot(cap, value):
@@ -85,7 +82,8 @@ def _hasattr(vm, fn, args, kwargs):
     try:
         vm.load_attr(obj, name)
     except AttributeError:
-        vm.refgraph.read_hasattr(obj, name, False, vm.capture.site()) if vm.capture.active else None
+        vm.refgraph.read_hasattr(obj, name, False, vm.capture.site()) \
+            if vm.capture.breaks.active else None
         return False
     return True
 
@@ -95,7 +93,7 @@ def _getattr(vm, fn, args, kwargs):
         try:
             return vm.load_attr(args[0], args[1])
         except AttributeError:
-            if vm.capture.active:
+            if vm.capture.breaks.active:
                 vm.refgraph.read_hasattr(args[0], args[1], False, vm.capture.site())
             return args[2]
     return vm.load_attr(args[0], args[1])
@@ -105,7 +103,7 @@ def _import(vm, fn, args, kwargs):
     """``__import__``: the module it returns is reached by identity (a
     root); reads through it are guarded like any other."""
     module = calls.call(vm, fn, args, kwargs)
-    if vm.capture.active and isinstance(module, types.ModuleType) \
+    if vm.capture.breaks.active and isinstance(module, types.ModuleType) \
             and not vm.refgraph.is_outside(module):
         vm.refgraph.register(module, Root(module, module.__name__))
     return module

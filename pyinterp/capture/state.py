@@ -13,9 +13,11 @@ A break (``Capture.break_graph``) either raises :class:`GraphBreakSignal`
 (``fullgraph=True``) or turns capture off for the rest of the run, which
 then simply finishes in the interpreter.
 """
+import contextlib
 import logging
 import os
 
+import attrs
 import torch
 
 from .graphmend.speculate import Speculating, Speculation
@@ -68,20 +70,39 @@ class RecordingMode(torch.overrides.TorchFunctionMode):
         return self.capture.on_torch_function(func, args, kwargs or {})
 
 
+@attrs.define(slots=True)
+class BreakState:
+    """Whether the run is still captured, and what its breaks left
+    (``Capture.breaks``); written only by this module (:meth:`Capture.break_graph`)."""
+
+    fullgraph: bool  # a break raises GraphBreakSignal
+    explain: bool  # explain(): count every break, split the ops into graphs
+    splitter: object  # splitter(capture) builds the split entry at a break, or None
+    active: bool = True  # False once a break stopped capture (the run finishes plainly)
+    records: list = attrs.Factory(list)  # a BreakRecord per break
+    split: object = None  # (mock, listing, graph module) from splitter at the first break
+
+    @contextlib.contextmanager
+    def paused(self):
+        """Capture off for a call the mock replays whole (special_calls.deferred)."""
+        self.active = False
+        try:
+            yield
+        finally:
+            self.active = True
+
+
 class Capture:
     """The state of one traced run."""
 
-    def __init__(self, fullgraph=False):
+    def __init__(self, fullgraph=False, explain=False, splitter=None):
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
         self.recorder = GraphRecorder(self.refgraph.source_of, self._scalar_node)
-        self.fullgraph = fullgraph
-        self.active = True
-        self.breaks = []
+        self.breaks = BreakState(fullgraph, explain, splitter)
         self.opaque = 0
         self.vm = None
-        self.explain = False
         self.speculation = Speculation()
         self._autocast_nodes = {}
         # Partial graphs (see resume.py): the traced function's own frame,
@@ -91,8 +112,6 @@ class Capture:
         self.top_steps = 0  # instructions the top frame ran (see hybrid.py)
         self.top_callees = 0  # its calls that a native entry would trace
         self.pre = None
-        self.splitter = None
-        self.split = None
         self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self._produced = {}
@@ -116,22 +135,22 @@ class Capture:
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
-        if LOG_BREAKS[0] and not self.explain:
+        if LOG_BREAKS[0] and not self.breaks.explain:
             _break_logger.warning("graph break: %s", record)
-        if self.fullgraph:
+        if self.breaks.fullgraph:
             raise GraphBreakSignal(record)
-        if self.explain:
+        if self.breaks.explain:
             # explain() counts every break event and keeps going, splitting
             # the ops into the graphs a run with resume points would have.
-            self.breaks.append(record)
+            self.breaks.records.append(record)
             self._end_segment()
-        elif self.active:
-            self.breaks.append(record)
-            self.active = False
-            if self.splitter is not None and self.pre is not None \
+        elif self.breaks.active:
+            self.breaks.records.append(record)
+            self.breaks.active = False
+            if self.breaks.splitter is not None and self.pre is not None \
                     and self.pre.frame is self.top_frame \
                     and self.pre.ins.index == self.top_frame.lasti:
-                self.split = self.splitter(self)
+                self.breaks.split = self.breaks.splitter(self)
 
     def _end_segment(self):
         """Close the graph recorded since the last break (explain mode) and
@@ -161,13 +180,13 @@ class Capture:
 
     def finish(self):
         """The run is over (explain mode): close the last graph."""
-        if self.explain and self.breaks:
+        if self.breaks.explain and self.breaks.records:
             self._end_segment()
 
     # -- torch calls ----------------------------------------------------------
     def on_torch_function(self, func, args, kwargs):
         """A torch function, Tensor method or tensor property was called."""
-        if not self.active:
+        if not self.breaks.active:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
@@ -265,11 +284,11 @@ class Capture:
         inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
         result = fn(*args, **kwargs) if kwargs else fn(*args)
-        if self.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
+        if self.breaks.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
                 and getattr(fn, "__name__", "") in ("__enter__", "__exit__"):
             self._record_autocast(fn.__name__, args[0])
             return result
-        if self.active:
+        if self.breaks.active:
             now = torch.is_grad_enabled()
             if now != grad:
                 self.recorder.record_effect(torch._C._set_grad_enabled, (now,))

@@ -91,11 +91,11 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     from ..refgraph.sources import Arg, Kwarg, Root
     from ..refgraph.state import torch_state
 
-    cap = Capture(fullgraph=fullgraph)
-    cap.explain = explain
-    if not explain and not fullgraph:
+    splits = not explain and not fullgraph
+    cap = Capture(fullgraph=fullgraph, explain=explain,
+                  splitter=_splitter(backend, mode, traced_options) if splits else None)
+    if splits:
         cap.top_code = _top_code(target)
-        cap.splitter = _splitter(backend, mode, traced_options)
     rg = cap.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
@@ -121,29 +121,29 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     rec = cap.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
     outputs = []
-    if explain and cap.breaks:
+    if explain and cap.breaks.records:
         # The graphs a run with resume points would have; no mock.
-        out.breaks = list(cap.breaks)
+        out.breaks = list(cap.breaks.records)
         out.graphs = [gm for gm, _ in cap.segment_graphs]
         out.ops_per_graph = [n for _, n in cap.segment_graphs]
         out.graph_count = len(out.graphs)
         out.guards = list(rg.guards.values())
         out.guard, out.guard_listing = build_guard(out.guards, len(args), tuple(kwargs))
         return out
-    if cap.active or explain:
+    if cap.breaks.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
         try:
             outputs = graph_outputs(walker, values)
         except Unrepresentable as e:
             cap.break_graph(e.kind, e.message)
-    out.breaks = list(cap.breaks)
+    out.breaks = list(cap.breaks.records)
     rg.alias_guards()
     guards = list(rg.guards.values())
     out.guards = guards
     out.guard, out.guard_listing = build_guard(guards, len(args), tuple(kwargs))
-    if cap.breaks and not explain:
-        if cap.split is not None:  # a partial graph, then a resume function
-            out.mock, out.mock_listing, gm = cap.split
+    if cap.breaks.records and not explain:
+        if cap.breaks.split is not None:  # a partial graph, then a resume function
+            out.mock, out.mock_listing, gm = cap.breaks.split
             out.graphs = [gm] if gm is not None else []
             out.ops_per_graph = [len(gm.graph.nodes)] if gm is not None else []
         out.graph_count = len(out.graphs)
@@ -165,7 +165,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
         out.mock, out.mock_listing = builder.finish(result)
     except Unrepresentable as e:  # pragma: no cover - graph_outputs checked the values
         cap.break_graph(e.kind, e.message)
-        out.breaks = list(cap.breaks)
+        out.breaks = list(cap.breaks.records)
         out.mock = None
     return out
 

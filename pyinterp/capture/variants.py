@@ -41,7 +41,7 @@ def load_global(vm, frame, ins, base):
     ``builtins[name]``."""
     result = base(vm, frame, ins)
     cap = vm.capture
-    if cap.active:
+    if cap.breaks.active:
         rg = vm.refgraph
         name = ins.argval
         site = cap.site()
@@ -59,7 +59,7 @@ def store_global(vm, frame, ins, base):
     """``STORE_GLOBAL``: a write of ``globals[name]`` (replayed by the mock;
     later reads see it)."""
     cap = vm.capture
-    if cap.active:
+    if cap.breaks.active:
         _globals_source(vm.refgraph, frame.globals)
         vm.refgraph.write_item(frame.globals, ins.argval, frame.stack[-1], cap.site())
     return base(vm, frame, ins)
@@ -68,7 +68,7 @@ def store_global(vm, frame, ins, base):
 def delete_global(vm, frame, ins, base):
     """``DELETE_GLOBAL``: a deletion of ``globals[name]``."""
     cap = vm.capture
-    if cap.active and ins.argval in frame.globals:
+    if cap.breaks.active and ins.argval in frame.globals:
         _globals_source(vm.refgraph, frame.globals)
         vm.refgraph.write_item(frame.globals, ins.argval, None, cap.site(), delete=True)
     return base(vm, frame, ins)
@@ -96,7 +96,7 @@ def load_deref(vm, frame, ins, base):
     """``LOAD_DEREF`` of a cell from an outside function's closure: a read
     of the cell's ``cell_contents``."""
     result = base(vm, frame, ins)
-    if vm.capture.active:
+    if vm.capture.breaks.active:
         cell = _outside_cell(vm, frame, ins.argval)
         if cell is not None:
             vm.refgraph.read_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
@@ -105,7 +105,7 @@ def load_deref(vm, frame, ins, base):
 
 def store_deref(vm, frame, ins, base):
     """``STORE_DEREF`` into an outside function's cell: a write (replayed)."""
-    if vm.capture.active:
+    if vm.capture.breaks.active:
         cell = _outside_cell(vm, frame, ins.argval)
         if cell is not None:
             vm.refgraph.write_attr(cell, "cell_contents", frame.stack[-1], vm.capture.site())
@@ -114,7 +114,7 @@ def store_deref(vm, frame, ins, base):
 
 def delete_deref(vm, frame, ins, base):
     """``DELETE_DEREF`` of an outside function's cell: a deletion (replayed)."""
-    if vm.capture.active:
+    if vm.capture.breaks.active:
         cell = _outside_cell(vm, frame, ins.argval)
         if cell is not None:
             vm.refgraph.write_attr(cell, "cell_contents", None, vm.capture.site(), delete=True)
@@ -127,7 +127,7 @@ def jump_if_tensor(vm, frame, ins, base):
     loop's test one ``torch.while_loop`` (:mod:`.whileloop`), before the
     truth test breaks the graph."""
     cond = frame.stack[-1]
-    if vm.capture.active and isinstance(cond, Tensor):
+    if vm.capture.breaks.active and isinstance(cond, Tensor):
         frame.stack.pop()
         join = speculate.try_merge(vm, frame, ins, cond)
         if join is None:
@@ -196,13 +196,13 @@ def _run_variant(variant, base, vm, frame, ins):
     frame.lasti = ins.index
     cap = vm.capture
     if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
-            and cap.active:
+            and cap.breaks.active:
         cap.top_frame = frame
         cap.top_steps += 1
-        if cap.active and cap.splitter is not None and not cap.speculation.depth \
+        if cap.breaks.active and cap.breaks.splitter is not None and not cap.speculation.depth \
                 and ins.opname in SPLIT_POINTS:
             cap.pre = PreState(cap, frame, ins)
-    if cap.scalars and cap.active:
+    if cap.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
 

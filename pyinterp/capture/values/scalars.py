@@ -258,7 +258,7 @@ def binary_op(vm, frame, ins, base):
     table = cap.scalars
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    if not table or not cap.active or not (table.tracks(lhs) or table.tracks(rhs)) \
+    if not table or not cap.breaks.active or not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
     symbol = NB_SYMBOL.get(ins.arg)
@@ -289,7 +289,7 @@ def unary_negative(vm, frame, ins, base):
     table = cap.scalars
     operand = frame.stack[-1]
     result = base(vm, frame, ins)
-    if table and cap.active and table.tracks(operand):
+    if table and cap.breaks.active and table.tracks(operand):
         rec = cap.recorder
         table.add(frame.stack[-1], rec,
                   lambda: rec.graph.call_function(operator.neg, (table.node(operand, rec),)),
@@ -348,7 +348,7 @@ def compare_op(vm, frame, ins, base):
     node records the comparison), so the jump is a data-dependent branch
     (see the module docstring)."""
     cap = vm.capture
-    if not (cap.scalars and cap.active) or ins.argval not in COMPARISONS \
+    if not (cap.scalars and cap.breaks.active) or ins.argval not in COMPARISONS \
             or not _branch_on_compare(vm, frame, ins):
         return base(vm, frame, ins)
     stack = frame.stack

@@ -177,7 +177,7 @@ def step(vm, frame, ins, run):
     tracked ints, keeping its :class:`Shadow` up to date."""
     cap = vm.capture
     table = cap.ints
-    if not cap.active or cap.opaque:
+    if not cap.breaks.active or cap.opaque:
         if table.shadows:
             table.clear()
         return run(vm, frame, ins)
@@ -238,7 +238,7 @@ def _generic(vm, frame, ins, run, shadow):
 
 def _break(cap, message):
     cap.break_graph("data-dependent-value", message)
-    if not cap.active:
+    if not cap.breaks.active:
         cap.ints.clear()
 
 
@@ -351,7 +351,8 @@ def _produce(vm, frame, ins, run, tensor, shadow):
     finally:
         table.request = None
     produced, table.produced = table.produced, None
-    if produced is not None and cap.active and frame.stack and frame.stack[-1] is produced.value:
+    if produced is not None and cap.breaks.active and frame.stack \
+            and frame.stack[-1] is produced.value:
         shadow = table.shadow(frame)
         if shadow is None:
             shadow = table.shadows[id(frame)] = Shadow(frame)
@@ -439,7 +440,7 @@ def _binary_op(vm, frame, ins, run, shadow):
     result = _run(vm, frame, ins, run, shadow)
     value = stack[-1]
 
-    if not cap.active:
+    if not cap.breaks.active:
         return result
     as_double = type(value) is float
 
