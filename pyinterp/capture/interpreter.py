@@ -19,6 +19,7 @@ import logging
 import sys
 import types
 
+import attrs
 import torch
 
 from ..interp.model import attributes, containers, operators
@@ -81,6 +82,17 @@ _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_a
                           "seed_all", "set_rng_state_all"})
 
 
+@attrs.define(slots=True)
+class InterpState:
+    """The capture interpreter's record (``Capture.interp``), written only
+    here: the interpreter itself, and what the native calls it makes on
+    behalf of the program left."""
+
+    vm: object = None  # the CaptureInterpreter running the capture (for sites)
+    opaque: int = 0  # watched native calls under way (a torch op inside one: a break)
+    volatile: set = attrs.Factory(set)  # ints (ids of outside objects) valid for this call only
+
+
 class CaptureInterpreter(Interpreter):
     """Runs a traced function, applying each opcode's RefGraph rule."""
 
@@ -92,7 +104,7 @@ class CaptureInterpreter(Interpreter):
         self.capture = capture
         self.traced_type = traced_type
         self.refgraph = capture.refgraph
-        capture.vm = self
+        capture.interp.vm = self
 
     def variant(self, code):
         instructions = captured_instructions(code)
@@ -496,7 +508,7 @@ class CaptureInterpreter(Interpreter):
             # Fine as a memo key inside the run; a break if it reaches the
             # result or a side effect (the mock would replay a stale id).
             result = calls.call(self, fn, args, kwargs)
-            cap.volatile.add(result)
+            cap.interp.volatile.add(result)
             return result
         if id(fn) in _CONSUMERS:
             for a in args:
@@ -530,13 +542,13 @@ class CaptureInterpreter(Interpreter):
                 entered.append(frame.f_code)
                 sys.setprofile(None)
 
-        cap.opaque += 1
+        cap.interp.opaque += 1
         sys.setprofile(watch)
         try:
             return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
             sys.setprofile(None)
-            cap.opaque -= 1
+            cap.interp.opaque -= 1
             if entered:
                 cap.break_graph("native-callback", "%s() ran Python code (%s) natively"
                                 % (getattr(fn, "__qualname__", type(fn).__name__),

@@ -95,14 +95,13 @@ class BreakState:
 class Capture:
     """The state of one traced run."""
 
-    def __init__(self, fullgraph=False, explain=False, splitter=None):
+    def __init__(self, interp, fullgraph=False, explain=False, splitter=None):
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
         self.recorder = GraphRecorder(self.refgraph.source_of, self._scalar_node)
         self.breaks = BreakState(fullgraph, explain, splitter)
-        self.opaque = 0
-        self.vm = None
+        self.interp = interp
         self.speculation = Speculation()
         self._autocast_nodes = {}
         # Partial graphs (see resume.py): the traced function's own frame,
@@ -112,14 +111,13 @@ class Capture:
         self.top_steps = 0  # instructions the top frame ran (see hybrid.py)
         self.top_callees = 0  # its calls that a native entry would trace
         self.pre = None
-        self.volatile = set()  # ints (ids of outside objects) valid for this call only
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self._produced = {}
 
     # -- where we are -------------------------------------------------------
     def site(self):
         """The user's ``(filename, lineno)`` being executed, or None."""
-        innermost = frame = self.vm.top if self.vm is not None else None
+        innermost = frame = self.interp.vm.top if self.interp.vm is not None else None
         while frame is not None and is_torch_file(frame.code.co_filename):
             frame = frame.back
         frame = frame or innermost  # all torch frames: name torch's line
@@ -216,7 +214,7 @@ class Capture:
         elif prop == "grad" or prop == "_base":
             self.break_graph("tensor-to-python", "reading .%s of a tensor" % prop)
             return func(*args, **kwargs)
-        if self.opaque:
+        if self.interp.opaque:
             self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
             return func(*args, **kwargs)
         if self.speculation.depth and (name in _MUTATING or name.endswith("_")

@@ -82,7 +82,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     import torch
 
     from .state import Capture, RecordingMode
-    from .interpreter import CaptureInterpreter
+    from .interpreter import CaptureInterpreter, InterpState
     from ..codegen import backends
     from ..codegen.guardgen import build_guard
     from ..codegen.mockgen import MockBuilder, Walker, graph_outputs
@@ -92,7 +92,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     from ..refgraph.state import torch_state
 
     splits = not explain and not fullgraph
-    cap = Capture(fullgraph=fullgraph, explain=explain,
+    cap = Capture(InterpState(), fullgraph=fullgraph, explain=explain,
                   splitter=_splitter(backend, mode, traced_options) if splits else None)
     if splits:
         cap.top_code = _top_code(target)
@@ -119,7 +119,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     out.top_callees = cap.top_callees
     out.param_names = parameter_names(target)
     rec = cap.recorder
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile, cap.scalars)
     outputs = []
     if explain and cap.breaks.records:
         # The graphs a run with resume points would have; no mock.
@@ -187,7 +187,7 @@ def _splitter(backend, mode, traced_options):
     wrap = wrapper_maker(dict(traced_options or {}))
 
     def split(cap):
-        in_callee = cap.vm.top is not cap.top_frame
+        in_callee = cap.interp.vm.top is not cap.top_frame
         try:
             return resume.split_entry(cap, cap.pre, in_callee, backend, mode, wrap)
         except Exception:  # noqa: BLE001 - unsupported point: the native entry

@@ -101,7 +101,7 @@ def split_entry(cap, pre, in_callee, backend, mode, wrap):
     stack = list(pre.stack)
     if in_callee:
         stack = _wrap_callee(stack, argc, wrap)
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.volatile, cap.scalars)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile, cap.scalars)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
     values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
     outputs = graph_outputs(walker, values)

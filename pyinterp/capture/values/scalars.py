@@ -146,7 +146,7 @@ def produce(cap, func, name, args, kwargs):
     (the caller then refuses it as a data-dependent value)."""
     if name not in ("item", "__float__", "tolist") or kwargs or len(args) != 1 \
             or not isinstance(args[0], Tensor) or not args[0].dtype.is_floating_point \
-            or cap.speculation.depth or cap.opaque:
+            or cap.speculation.depth or cap.interp.opaque:
         return None
     tensor = args[0]
     rec = cap.recorder
@@ -201,7 +201,7 @@ def recomputable(cap, fn):
     """True if the impure C call ``fn()`` (no arguments) returns a float the
     mock can compute again, in program order, before it calls the graph."""
     return getattr(fn, "__name__", "") in _RECOMPUTABLE and not cap.speculation.depth \
-        and not cap.opaque
+        and not cap.interp.opaque
 
 
 def recompute(cap, fn):
@@ -381,7 +381,7 @@ def check_instruction(cap, frame, ins):
     if name in _MOVES:
         return
     if name == "COMPARE_OP" and ins.argval in COMPARISONS \
-            and _branch_on_compare(cap.vm, frame, ins):
+            and _branch_on_compare(cap.interp.vm, frame, ins):
         return  # (the variant records it: compare_op)
     table = cap.scalars
     if name in _STORES and _stored_where_unseen(cap, name, frame.stack):

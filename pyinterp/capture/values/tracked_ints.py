@@ -177,7 +177,7 @@ def step(vm, frame, ins, run):
     tracked ints, keeping its :class:`Shadow` up to date."""
     cap = vm.capture
     table = cap.ints
-    if not cap.breaks.active or cap.opaque:
+    if not cap.breaks.active or cap.interp.opaque:
         if table.shadows:
             table.clear()
         return run(vm, frame, ins)
