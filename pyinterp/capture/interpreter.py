@@ -370,8 +370,8 @@ class CaptureInterpreter(Interpreter):
     # -- calls ----------------------------------------------------------------
     def call(self, fn, args, kwargs=None):
         cap = self.capture
-        if self.top is cap.top_frame is not None and hybrid.wraps(fn):
-            cap.top_callees += 1  # would be traced by a native entry (hybrid.py)
+        if self.top is cap.top.frame is not None and hybrid.wraps(fn):
+            cap.top.count_callee()  # would be traced by a native entry (hybrid.py)
         if not cap.breaks.active:
             return calls.call(self, fn, args, kwargs)
         if cap.ints.shadows:
@@ -414,8 +414,8 @@ class CaptureInterpreter(Interpreter):
 
     def call_function(self, func, args, kwargs=None):
         cap = self.capture
-        if self.top is cap.top_frame is not None and hybrid.wraps(func):
-            cap.top_callees += 1
+        if self.top is cap.top.frame is not None and hybrid.wraps(func):
+            cap.top.count_callee()
         if cap.breaks.active and (func is _WRAPPED_CALL or func is _CALL_IMPL) and args:
             # Module.__call__ reached directly (a subclass's own __call__
             # calling super().__call__): the hook-free fast path.

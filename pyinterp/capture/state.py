@@ -95,7 +95,7 @@ class BreakState:
 class Capture:
     """The state of one traced run."""
 
-    def __init__(self, interp, fullgraph=False, explain=False, splitter=None):
+    def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None):
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
@@ -104,13 +104,7 @@ class Capture:
         self.interp = interp
         self.speculation = Speculation()
         self._autocast_nodes = {}
-        # Partial graphs (see resume.py): the traced function's own frame,
-        # its state before its current instruction, and the split entry.
-        self.top_code = None
-        self.top_frame = None
-        self.top_steps = 0  # instructions the top frame ran (see hybrid.py)
-        self.top_callees = 0  # its calls that a native entry would trace
-        self.pre = None
+        self.top = top
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self._produced = {}
 
@@ -145,9 +139,9 @@ class Capture:
         elif self.breaks.active:
             self.breaks.records.append(record)
             self.breaks.active = False
-            if self.breaks.splitter is not None and self.pre is not None \
-                    and self.pre.frame is self.top_frame \
-                    and self.pre.ins.index == self.top_frame.lasti:
+            top = self.top
+            if self.breaks.splitter is not None and top.pre is not None \
+                    and top.pre.frame is top.frame and top.pre.ins.index == top.frame.lasti:
                 self.breaks.split = self.breaks.splitter(self)
 
     def _end_segment(self):

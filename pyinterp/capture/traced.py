@@ -83,6 +83,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
 
     from .state import Capture, RecordingMode
     from .interpreter import CaptureInterpreter, InterpState
+    from .variants import TopFrame
     from ..codegen import backends
     from ..codegen.guardgen import build_guard
     from ..codegen.mockgen import MockBuilder, Walker, graph_outputs
@@ -92,10 +93,9 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     from ..refgraph.state import torch_state
 
     splits = not explain and not fullgraph
-    cap = Capture(InterpState(), fullgraph=fullgraph, explain=explain,
+    cap = Capture(InterpState(), TopFrame(_top_code(target) if splits else None),
+                  fullgraph=fullgraph, explain=explain,
                   splitter=_splitter(backend, mode, traced_options) if splits else None)
-    if splits:
-        cap.top_code = _top_code(target)
     rg = cap.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
@@ -115,8 +115,8 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     cap.finish()
     out = TraceResult()
     out.result = result
-    out.top_steps = cap.top_steps
-    out.top_callees = cap.top_callees
+    out.top_steps = cap.top.steps
+    out.top_callees = cap.top.callees
     out.param_names = parameter_names(target)
     rec = cap.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile, cap.scalars)
@@ -187,9 +187,9 @@ def _splitter(backend, mode, traced_options):
     wrap = wrapper_maker(dict(traced_options or {}))
 
     def split(cap):
-        in_callee = cap.interp.vm.top is not cap.top_frame
+        in_callee = cap.interp.vm.top is not cap.top.frame
         try:
-            return resume.split_entry(cap, cap.pre, in_callee, backend, mode, wrap)
+            return resume.split_entry(cap, cap.top.pre, in_callee, backend, mode, wrap)
         except Exception:  # noqa: BLE001 - unsupported point: the native entry
             return None
 

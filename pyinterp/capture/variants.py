@@ -15,6 +15,7 @@ the graph computes.
 """
 import functools
 
+import attrs
 import torch
 
 from . import rules
@@ -25,6 +26,26 @@ from ..refgraph.sources import Attr, Item, Root
 from .partial.resume import SPLIT_POINTS, PreState
 
 Tensor = torch.Tensor
+
+
+@attrs.define(slots=True)
+class TopFrame:
+    """The traced function's own frame (``Capture.top``), written only here:
+    :func:`_run_variant` follows it instruction by instruction.  For partial
+    graphs (:mod:`.partial.resume`): its state before its current
+    instruction; for the native entry (:mod:`.partial.hybrid`): how much it
+    ran and called."""
+
+    code: object = None  # the code object whose frame a break may split (None: no split)
+    frame: object = None  # its frame, once the run enters it
+    steps: int = 0  # non-inline instructions that frame ran (see hybrid.py)
+    callees: int = 0  # its calls that a native entry would trace
+    pre: object = None  # resume.PreState before its current split point
+
+    def count_callee(self):
+        """The top frame calls something a native entry would trace
+        (:func:`.partial.hybrid.wraps`; counted by the interpreter's calls)."""
+        self.callees += 1
 
 
 def _globals_source(rg, globals_):
@@ -195,13 +216,14 @@ def captured_instructions(code):
 def _run_variant(variant, base, vm, frame, ins):
     frame.lasti = ins.index
     cap = vm.capture
-    if frame is cap.top_frame or cap.top_frame is None and frame.code is cap.top_code \
+    top = cap.top
+    if frame is top.frame or top.frame is None and frame.code is top.code \
             and cap.breaks.active:
-        cap.top_frame = frame
-        cap.top_steps += 1
+        top.frame = frame
+        top.steps += 1
         if cap.breaks.active and cap.breaks.splitter is not None and not cap.speculation.depth \
                 and ins.opname in SPLIT_POINTS:
-            cap.pre = PreState(cap, frame, ins)
+            top.pre = PreState(cap, frame, ins)
     if cap.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
