@@ -103,7 +103,7 @@ class CaptureInterpreter(Interpreter):
         super().__init__(debug=debug)
         self.capture = capture
         self.traced_type = traced_type
-        self.refgraph = capture.refgraph
+        self.refgraph = capture.recording.refgraph
         capture.interp.vm = self
 
     def variant(self, code):
@@ -374,9 +374,9 @@ class CaptureInterpreter(Interpreter):
             cap.top.count_callee()  # would be traced by a native entry (hybrid.py)
         if not cap.breaks.active:
             return calls.call(self, fn, args, kwargs)
-        if cap.ints.shadows:
+        if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
-        if self.capture.scalars and not is_deferred(fn) \
+        if self.capture.recording.scalars and not is_deferred(fn) \
                 and not scalars.check_call(self.capture, fn, args, kwargs):
             return calls.call(self, fn, args, kwargs)
         tp = type(fn)
@@ -438,7 +438,8 @@ class CaptureInterpreter(Interpreter):
     def _is_local(self, value):
         """Created by this run (not outside, not a tensor input)."""
         return not self.refgraph.is_outside(value) and not (
-            isinstance(value, Tensor) and not self.capture.recorder.is_graph_value(value))
+            isinstance(value, Tensor)
+            and not self.capture.recording.recorder.is_graph_value(value))
 
     def _has_outside_object(self, args, kwargs):
         """True if an argument is an outside non-tensor object (a torch

@@ -51,8 +51,8 @@ def deferred(vm, fn, args, kwargs):
     # The replay prints the values as they are now: a tensor changed in
     # place later in the call must not print its final value.
     snapshot = [_snapshot(cap, a) for a in args]
-    cap.refgraph.defer_call((bounce, fn), snapshot, {k: _snapshot(cap, v) for k, v in kwargs.items()},
-                            site)
+    cap.recording.refgraph.defer_call((bounce, fn), snapshot,
+                                      {k: _snapshot(cap, v) for k, v in kwargs.items()}, site)
     with cap.breaks.paused():
         return bounce(fn, args, kwargs)
 

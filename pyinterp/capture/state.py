@@ -70,6 +70,51 @@ class RecordingMode(torch.overrides.TorchFunctionMode):
         return self.capture.on_torch_function(func, args, kwargs or {})
 
 
+class Recording:
+    """What the run recorded (``Capture.recording``), written only by this
+    module: the RefGraph, the FX recorder, and the values the graph
+    computes (the tables of :mod:`.values`, whose entries those modules
+    keep)."""
+
+    __slots__ = ("refgraph", "recorder", "scalars", "ints", "autocast_nodes", "segment_graphs",
+                 "produced")
+
+    def __init__(self):
+        self.refgraph = RefGraph(torch)
+        self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
+        self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
+        self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node)
+        self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
+        self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
+        self.produced = {}  # explain with breaks: id -> tensor, outputs of the closed graphs
+
+    def end_segment(self):
+        """Close the graph recorded since the last break (explain mode) and
+        start the next one, which takes earlier graphs' tensors as inputs."""
+        rec = self.recorder
+        if rec.op_count == 0:
+            return
+        produced = [t for i, t in rec.tensor_of.items() if rec.is_graph_value(t)]
+        self.segment_graphs.append((rec.finish(produced), rec.op_count))
+        earlier = self.produced
+        earlier.update((id(t), t) for t in produced)
+        source_of = self.refgraph.source_of
+
+        def source_or_earlier(tensor):
+            source = source_of(tensor)
+            if source is None and id(tensor) in earlier:
+                source = Produced("graph%d_output" % (len(self.segment_graphs) - 1))
+            return source
+
+        self.recorder = GraphRecorder(source_or_earlier, self.scalar_node)
+        # A resume point hands live values over as plain Python floats.
+        self.scalars = scalars.ScalarTable()
+        self.ints.clear()
+
+    def scalar_node(self, value):
+        return self.scalars.node(value, self.recorder)
+
+
 @attrs.define(slots=True)
 class BreakState:
     """Whether the run is still captured, and what its breaks left
@@ -96,17 +141,11 @@ class Capture:
     """The state of one traced run."""
 
     def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None):
-        self.refgraph = RefGraph(torch)
-        self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
-        self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
-        self.recorder = GraphRecorder(self.refgraph.source_of, self._scalar_node)
+        self.recording = Recording()
         self.breaks = BreakState(fullgraph, explain, splitter)
         self.interp = interp
         self.speculation = Speculation()
-        self._autocast_nodes = {}
         self.top = top
-        self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
-        self._produced = {}
 
     # -- where we are -------------------------------------------------------
     def site(self):
@@ -135,7 +174,7 @@ class Capture:
             # explain() counts every break event and keeps going, splitting
             # the ops into the graphs a run with resume points would have.
             self.breaks.records.append(record)
-            self._end_segment()
+            self.recording.end_segment()
         elif self.breaks.active:
             self.breaks.records.append(record)
             self.breaks.active = False
@@ -144,36 +183,10 @@ class Capture:
                     and top.pre.frame is top.frame and top.pre.ins.index == top.frame.lasti:
                 self.breaks.split = self.breaks.splitter(self)
 
-    def _end_segment(self):
-        """Close the graph recorded since the last break (explain mode) and
-        start the next one, which takes earlier graphs' tensors as inputs."""
-        rec = self.recorder
-        if rec.op_count == 0:
-            return
-        produced = [t for i, t in rec.tensor_of.items() if rec.is_graph_value(t)]
-        self.segment_graphs.append((rec.finish(produced), rec.op_count))
-        earlier = self._produced
-        earlier.update((id(t), t) for t in produced)
-        source_of = self.refgraph.source_of
-
-        def source_or_earlier(tensor):
-            source = source_of(tensor)
-            if source is None and id(tensor) in earlier:
-                source = Produced("graph%d_output" % (len(self.segment_graphs) - 1))
-            return source
-
-        self.recorder = GraphRecorder(source_or_earlier, self._scalar_node)
-        # A resume point hands live values over as plain Python floats.
-        self.scalars = scalars.ScalarTable()
-        self.ints.clear()
-
-    def _scalar_node(self, value):
-        return self.scalars.node(value, self.recorder)
-
     def finish(self):
         """The run is over (explain mode): close the last graph."""
         if self.breaks.explain and self.breaks.records:
-            self._end_segment()
+            self.recording.end_segment()
 
     # -- torch calls ----------------------------------------------------------
     def on_torch_function(self, func, args, kwargs):
@@ -183,12 +196,12 @@ class Capture:
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
         graph_args = args
-        if self.ints.operand is not None and prop is None:
+        if self.recording.ints.operand is not None and prop is None:
             graph_args = tracked_ints.tensor_op_args(self, func, name, args, kwargs)
             if graph_args is None:
                 return func(*args, **kwargs)
-        elif prop is None and self.scalars and (self.scalars.carried(args)
-                                              or self.scalars.carried(kwargs)):
+        elif prop is None and self.recording.scalars and (
+                self.recording.scalars.carried(args) or self.recording.scalars.carried(kwargs)):
             graph_args = scalars.tensor_op_args(self, func, name, args, kwargs)
             if graph_args is None:
                 return func(*args, **kwargs)
@@ -219,15 +232,15 @@ class Capture:
                 not name.endswith("__"):
             try:
                 if prop is not None:
-                    self.recorder.record(getattr, (args[0], prop), {}, result)
+                    self.recording.recorder.record(getattr, (args[0], prop), {}, result)
                 elif args and isinstance(args[0], Tensor) and (
                         getattr(Tensor, name, None) is func
                         or getattr(func, "__module__", None) == "torch._tensor"):
                     # A Tensor method (some are Python wrappers FX cannot
                     # name as functions, such as Tensor.__rpow__).
-                    self.recorder.record(name, graph_args, kwargs, result, method=True)
+                    self.recording.recorder.record(name, graph_args, kwargs, result, method=True)
                 else:
-                    self.recorder.record(func, graph_args, kwargs, result)
+                    self.recording.recorder.record(func, graph_args, kwargs, result)
             except Unrepresentable as e:
                 self.break_graph(e.kind, e.message)
         return result
@@ -256,18 +269,18 @@ class Capture:
     def _record_autocast(self, method, ctx):
         """``with torch.autocast(...)``: enter and exit nodes in the graph,
         so the compiled graph runs the same ops under autocast."""
-        graph = self.recorder.graph
+        graph = self.recording.recorder.graph
         if method == "__enter__":
             node = graph.call_function(torch.amp.autocast_mode._enter_autocast,
                                        _autocast_args(ctx))
-            self._autocast_nodes[id(ctx)] = (ctx, node)
+            self.recording.autocast_nodes[id(ctx)] = (ctx, node)
         else:
-            entry = self._autocast_nodes.pop(id(ctx), None)
+            entry = self.recording.autocast_nodes.pop(id(ctx), None)
             if entry is None:
                 self.break_graph("unsupported-global-state", "autocast exited without entering")
                 return
             graph.call_function(torch.amp.autocast_mode._exit_autocast, (entry[1],))
-        self.recorder.op_count += 1
+        self.recording.recorder.op_count += 1
 
     def call_torch(self, fn, args, kwargs):
         """Run torch's own Python natively (recorded as leaf ops); keep
@@ -283,7 +296,7 @@ class Capture:
         if self.breaks.active:
             now = torch.is_grad_enabled()
             if now != grad:
-                self.recorder.record_effect(torch._C._set_grad_enabled, (now,))
+                self.recording.recorder.record_effect(torch._C._set_grad_enabled, (now,))
             if torch.is_inference_mode_enabled() != inference:
                 self.break_graph("unsupported-global-state",
                                  "inference mode changed by %s" % _spell(fn))

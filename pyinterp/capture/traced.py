@@ -96,7 +96,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     cap = Capture(InterpState(), TopFrame(_top_code(target) if splits else None),
                   fullgraph=fullgraph, explain=explain,
                   splitter=_splitter(backend, mode, traced_options) if splits else None)
-    rg = cap.refgraph
+    rg = cap.recording.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
         rg.register(obj, Root(obj, name))
@@ -118,14 +118,15 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     out.top_steps = cap.top.steps
     out.top_callees = cap.top.callees
     out.param_names = parameter_names(target)
-    rec = cap.recorder
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile, cap.scalars)
+    rec = cap.recording.recorder
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
+                    cap.recording.scalars)
     outputs = []
     if explain and cap.breaks.records:
         # The graphs a run with resume points would have; no mock.
         out.breaks = list(cap.breaks.records)
-        out.graphs = [gm for gm, _ in cap.segment_graphs]
-        out.ops_per_graph = [n for _, n in cap.segment_graphs]
+        out.graphs = [gm for gm, _ in cap.recording.segment_graphs]
+        out.ops_per_graph = [n for _, n in cap.recording.segment_graphs]
         out.graph_count = len(out.graphs)
         out.guards = list(rg.guards.values())
         out.guard, out.guard_listing = build_guard(out.guards, len(args), tuple(kwargs))

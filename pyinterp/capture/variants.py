@@ -224,7 +224,7 @@ def _run_variant(variant, base, vm, frame, ins):
         if cap.breaks.active and cap.breaks.splitter is not None and not cap.speculation.depth \
                 and ins.opname in SPLIT_POINTS:
             top.pre = PreState(cap, frame, ins)
-    if cap.scalars and cap.breaks.active:
+    if cap.recording.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
 
@@ -236,7 +236,7 @@ def _run_tracking(run, vm, frame, ins):
 def _run_tracking_move(base, vm, frame, ins):
     # A move is inline elsewhere: it does not count as a step of the top
     # frame (hybrid.py), tracked or not.
-    if not vm.capture.ints.shadows:
+    if not vm.capture.recording.ints.shadows:
         return base(vm, frame, ins)
     frame.lasti = ins.index  # (for the site of a break)
     return tracked_ints.step(vm, frame, ins, base)

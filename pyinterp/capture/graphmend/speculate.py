@@ -112,21 +112,21 @@ def try_merge(vm, frame, ins, cond):
         return None
     arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
-    premade = len(cap.recorder.graph.nodes)
+    premade = len(cap.recording.recorder.graph.nodes)
     _nodes_before_arms(cap, fast0 + stack0)
-    ints0 = cap.ints.snapshot()  # where tracked ints are (tracked_ints.py)
-    cap.ints.make_nodes(cap.recorder)
+    ints0 = cap.recording.ints.snapshot()  # where tracked ints are (tracked_ints.py)
+    cap.recording.ints.make_nodes(cap.recording.recorder)
     int_places = []
     rng0 = torch.random.get_rng_state()
     results = []
-    marks = [len(cap.recorder.graph.nodes)]  # where each arm's recorded nodes start
-    ops0 = cap.recorder.op_count
+    marks = [len(cap.recording.recorder.graph.nodes)]  # where each arm's recorded nodes start
+    ops0 = cap.recording.recorder.op_count
     cap.speculation.enter()
     try:
         for start, pushed in arms:
             frame.fast[:] = fast0
             frame.stack[:] = stack0 + pushed
-            cap.ints.restore(ints0)
+            cap.recording.ints.restore(ints0)
             rng = torch.random.get_rng_state()
             cap.speculation.open_arm()
             try:
@@ -138,14 +138,14 @@ def try_merge(vm, frame, ins, cond):
             if drew:
                 raise Speculating("random numbers drawn in a speculative arm")
             results.append((list(frame.fast), list(frame.stack), appended))
-            int_places.append(cap.ints.snapshot())
-            marks.append(len(cap.recorder.graph.nodes))
+            int_places.append(cap.recording.ints.snapshot())
+            marks.append(len(cap.recording.recorder.graph.nodes))
         if join.returns:
             dead = joins.ALL_DEAD
         else:
             dead = joins.dead_outside(instructions, joins.region(instructions, [a for a, _ in arms],
                                                        join.stops))
-        if not cap.ints.same(*int_places):
+        if not cap.recording.ints.same(*int_places):
             raise Speculating("the arms leave Python ints the graph computes in different places")
         merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
@@ -157,14 +157,14 @@ def try_merge(vm, frame, ins, cond):
     if merged is None:
         frame.fast[:] = fast0
         frame.stack[:] = stack0
-        cap.ints.restore(ints0)
+        cap.recording.ints.restore(ints0)
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
-        discard_ops(cap.recorder, marks[0], ops0)
-        _drop_unused(cap.recorder, premade, marks[0])
+        discard_ops(cap.recording.recorder, marks[0], ops0)
+        _drop_unused(cap.recording.recorder, premade, marks[0])
         return None
-    _drop_unused(cap.recorder, premade, marks[0])
+    _drop_unused(cap.recording.recorder, premade, marks[0])
     frame.fast[:], frame.stack[:], appends = merged
-    cap.ints.restore(int_places[0])
+    cap.recording.ints.restore(int_places[0])
     for lst, items in appends:
         if cap.speculation.journals:  # (inside an outer arm: its journal takes these back too)
             cap.speculation.journals[-1].note(lst)
@@ -176,12 +176,12 @@ def _nodes_before_arms(cap, values):
     """Make the nodes of the tracked floats in ``values`` now: a node made
     lazily inside one arm and used by the other would keep ``torch.cond``
     from splitting the arms' ops in two."""
-    table = cap.scalars
+    table = cap.recording.scalars
     if table:
         for value in values:
             if table.tracks(value):
                 try:
-                    table.node(value, cap.recorder)
+                    table.node(value, cap.recording.recorder)
                 except Unrepresentable:
                     pass  # (from another graph: its use in an arm breaks)
 
@@ -245,7 +245,7 @@ def appended_to(cap, fn, args, kwargs):
         lst = fn.__self__
     else:
         return None
-    if type(lst) is not list or cap.refgraph.is_outside(lst):
+    if type(lst) is not list or cap.recording.refgraph.is_outside(lst):
         return None
     cap.speculation.journals[-1].note(lst)
     return lst
@@ -279,16 +279,17 @@ def _merge(cap, cond, jumps_if_true, results, dead, marks):
     if condmerge.needs_cond(pairs):
         with torch._C.DisableTorchFunction():  # our own reading: not recorded
             taken_is_then = bool(pick)
-        nodes = list(cap.recorder.graph.nodes)
+        nodes = list(cap.recording.recorder.graph.nodes)
         fall_nodes, taken_nodes = (
             [n for n in nodes[lo:hi] if n.op != "placeholder"]
             for lo, hi in ((marks[0], marks[1]), (marks[1], marks[2])))
         then_nodes, else_nodes = (taken_nodes, fall_nodes) if jumps_if_true else \
             (fall_nodes, taken_nodes)
-        if any(a is not b and (cap.scalars.tracks(a) or cap.scalars.tracks(b))
+        if any(a is not b and (cap.recording.scalars.tracks(a) or cap.recording.scalars.tracks(b))
                for a, b in pairs):
             return None  # (a float that differs between the arms: not a tensor to merge)
-        values = condmerge.merge(cap.recorder, pick, taken_is_then, then_nodes, else_nodes, pairs)
+        values = condmerge.merge(cap.recording.recorder, pick, taken_is_then, then_nodes,
+                                 else_nodes, pairs)
     else:
         values = [_merge_value(cap, pick, a, b) for a, b in pairs]
     if values is None or any(v is _CONFLICT for v in values):
@@ -307,7 +308,8 @@ _CONFLICT = object()
 def _merge_value(cap, pick, a, b):
     if a is b:
         return a
-    if a is NULL or b is NULL or cap.scalars.tracks(a) or cap.scalars.tracks(b):
+    if a is NULL or b is NULL or cap.recording.scalars.tracks(a) \
+            or cap.recording.scalars.tracks(b):
         return _CONFLICT  # (equal floats from tensor data may differ next call)
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) \
             and a.shape == b.shape and a.dtype == b.dtype and a.device == b.device:
@@ -319,4 +321,4 @@ def _same_scalar(cap, a, b):
     """Equal plain Python scalars (not floats the graph computes, which may
     differ on the next call)."""
     return a is not b and type(a) is type(b) and type(a) in (int, float, bool, str) \
-        and a == b and not cap.scalars.tracks(a) and not cap.scalars.tracks(b)
+        and a == b and not cap.recording.scalars.tracks(a) and not cap.recording.scalars.tracks(b)

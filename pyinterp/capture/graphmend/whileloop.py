@@ -64,11 +64,11 @@ def try_loop(vm, frame, ins, cond):
     cap = vm.capture
     instructions = vm.variant(frame.code)
     shape = loop_of(instructions, ins)
-    if shape is None or cond.numel() != 1 or cap.speculation.depth or cap.ints \
+    if shape is None or cond.numel() != 1 or cap.speculation.depth or cap.recording.ints \
             or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
         return None
     body, bottom = shape
-    rec = cap.recorder
+    rec = cap.recording.recorder
     fast0, stack0 = list(frame.fast), list(frame.stack)
     first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
     pred0 = _predicate(cond)  # (recorded: the loop's first carried input)

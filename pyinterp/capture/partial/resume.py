@@ -52,12 +52,12 @@ class PreState:
                  "n_ops")
 
     def __init__(self, cap, frame, ins):
-        rec = cap.recorder
+        rec = cap.recording.recorder
         self.frame = frame
         self.ins = ins
         self.stack = list(frame.stack)
         self.kw_names = frame.kw_names
-        self.n_effects = len(cap.refgraph.effects)
+        self.n_effects = len(cap.recording.refgraph.effects)
         self.n_nodes = len(rec.graph.nodes)
         self.n_inputs = len(rec.inputs)
         self.n_ops = rec.op_count
@@ -80,15 +80,15 @@ def split_entry(cap, pre, in_callee, backend, mode, wrap):
         raise Unsupported("inside a try/with block, or code with cells")
     if code.co_flags & SUSPENDABLE_FLAGS:
         raise Unsupported("generator code")
-    if cap.ints:
+    if cap.recording.ints:
         raise Unsupported("a Python int the graph computes is live (it would be a constant)")
     argc = ins.arg
     consumed = argc + 2
     below = pre.stack[:-consumed] if consumed <= len(pre.stack) else None
     if below is None or any(v is NULL for v in below):
         raise Unsupported("a NULL would stay on the stack")
-    rec = cap.recorder
-    rg = cap.refgraph
+    rec = cap.recording.recorder
+    rg = cap.recording.refgraph
     # Forget what the broken instruction itself recorded (it reruns natively).
     nodes = list(rec.graph.nodes)
     for node in reversed(nodes[pre.n_nodes:]):
@@ -101,7 +101,8 @@ def split_entry(cap, pre, in_callee, backend, mode, wrap):
     stack = list(pre.stack)
     if in_callee:
         stack = _wrap_callee(stack, argc, wrap)
-    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile, cap.scalars)
+    walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
+                    cap.recording.scalars)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
     values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
     outputs = graph_outputs(walker, values)

@@ -149,7 +149,7 @@ def produce(cap, func, name, args, kwargs):
             or cap.speculation.depth or cap.interp.opaque:
         return None
     tensor = args[0]
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         base = rec.node_for(tensor)
     except Unrepresentable:
@@ -163,7 +163,7 @@ def produce(cap, func, name, args, kwargs):
 
     if name != "tolist":
         rec.op_count += 1
-        cap.scalars.add(result, rec, lambda: as_double(base, ()), tensor.device)
+        cap.recording.scalars.add(result, rec, lambda: as_double(base, ()), tensor.device)
         return result
     flat = []
 
@@ -180,7 +180,7 @@ def produce(cap, func, name, args, kwargs):
     def walk(value):
         nonlocal index
         if type(value) is float:
-            cap.scalars.add(value, rec, element(index), tensor.device)
+            cap.recording.scalars.add(value, rec, element(index), tensor.device)
             index += 1
         elif type(value) is list:
             for v in value:
@@ -209,14 +209,14 @@ def recompute(cap, fn):
     recomputes (``refgraph.sources.Recomputed``).  The placeholder is made
     now, so the mock's calls happen in the run's order, used or not."""
     value = fn()
-    rec = cap.recorder
+    rec = cap.recording.recorder
     source = Recomputed(fn, as_double, len(rec.inputs))
     with torch._C.DisableTorchFunction():  # not an op of the program: not recorded
         example = as_double(value)
     node = rec.graph.placeholder("%s_%d" % (getattr(fn, "__name__", "impure"), len(rec.inputs)))
     node.meta["example_value"] = example
     rec.inputs.append((source, example, node))
-    cap.scalars.add(value, rec, lambda: node, example.device)
+    cap.recording.scalars.add(value, rec, lambda: node, example.device)
     return value
 
 
@@ -230,7 +230,7 @@ def tensor_op_args(cap, func, name, args, kwargs):
     """The arguments to record for a tensor op that received a tracked
     float (the float replaced by its node, cast as a Python scalar would
     be), or None after breaking the graph when the op cannot take it."""
-    table = cap.scalars
+    table = cap.recording.scalars
     if name not in TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2:
         return _refuse(cap, "%s() of a Python float the graph computes" % (name or func))
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -241,13 +241,13 @@ def tensor_op_args(cap, func, name, args, kwargs):
     if dtype not in _EXACT_RESULT_DTYPES:
         return _refuse(cap, "a Python float the graph computes, in a %s op" % dtype)
     try:
-        node = table.node(scalar, cap.recorder)
+        node = table.node(scalar, cap.recording.recorder)
     except Unrepresentable as e:
         return _refuse(cap, e.message)
     device = tensors[0].device
     if dtype != torch.float64 or table.device(scalar) != device:
         # (a 0-d tensor on another device than the operand would fail)
-        node = cap.recorder.graph.call_method("to", (node, device, dtype))
+        node = cap.recording.recorder.graph.call_method("to", (node, device, dtype))
     return tuple(node if a is scalar else a for a in args)
 
 
@@ -255,7 +255,7 @@ def binary_op(vm, frame, ins, base):
     """The capture variant of ``BINARY_OP``: Python arithmetic on tracked
     floats is recorded on their nodes, and its float result is tracked."""
     cap = vm.capture
-    table = cap.scalars
+    table = cap.recording.scalars
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
     if not table or not cap.breaks.active or not (table.tracks(lhs) or table.tracks(rhs)) \
@@ -271,7 +271,7 @@ def binary_op(vm, frame, ins, base):
     result = base(vm, frame, ins)
     value = stack[-1]
     if type(value) is float:
-        rec = cap.recorder
+        rec = cap.recording.recorder
         operands = (lhs, rhs)
         devices = [table.device(v) for v in operands if table.tracks(v)]
         if len(set(devices)) > 1:  # (as_double nodes on two devices)
@@ -286,11 +286,11 @@ def binary_op(vm, frame, ins, base):
 def unary_negative(vm, frame, ins, base):
     """The capture variant of ``UNARY_NEGATIVE`` (``-s`` stays tracked)."""
     cap = vm.capture
-    table = cap.scalars
+    table = cap.recording.scalars
     operand = frame.stack[-1]
     result = base(vm, frame, ins)
     if table and cap.breaks.active and table.tracks(operand):
-        rec = cap.recorder
+        rec = cap.recording.recorder
         table.add(frame.stack[-1], rec,
                   lambda: rec.graph.call_function(operator.neg, (table.node(operand, rec),)),
                   table.device(operand))
@@ -309,7 +309,7 @@ def _branch_on_compare(vm, frame, ins):
     cap = vm.capture
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    table = cap.scalars
+    table = cap.recording.scalars
     if not (table.tracks(lhs) or table.tracks(rhs)) or not (_plain_number(lhs)
                                                              and _plain_number(rhs)):
         return False
@@ -348,19 +348,19 @@ def compare_op(vm, frame, ins, base):
     node records the comparison), so the jump is a data-dependent branch
     (see the module docstring)."""
     cap = vm.capture
-    if not (cap.scalars and cap.breaks.active) or ins.argval not in COMPARISONS \
+    if not (cap.recording.scalars and cap.breaks.active) or ins.argval not in COMPARISONS \
             or not _branch_on_compare(vm, frame, ins):
         return base(vm, frame, ins)
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    table = cap.scalars
+    table = cap.recording.scalars
     devices = {table.device(v) for v in (lhs, rhs) if table.tracks(v)}
     if len(devices) > 1:
         cap.break_graph("data-dependent-value", "a comparison of Python floats the graph "
                         "computes on different devices")
         return base(vm, frame, ins)
     op = COMPARISONS[ins.argval]
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         operands = tuple(table.node(v, rec) if table.tracks(v) else v for v in (lhs, rhs))
     except Unrepresentable as e:
@@ -383,7 +383,7 @@ def check_instruction(cap, frame, ins):
     if name == "COMPARE_OP" and ins.argval in COMPARISONS \
             and _branch_on_compare(cap.interp.vm, frame, ins):
         return  # (the variant records it: compare_op)
-    table = cap.scalars
+    table = cap.recording.scalars
     if name in _STORES and _stored_where_unseen(cap, name, frame.stack):
         cap.break_graph("data-dependent-value", "%s of a Python float the graph computes into "
                         "an object whose later native use could not be checked" % name)
@@ -411,7 +411,7 @@ def _stored_where_unseen(cap, name, stack):
     call could read it unchecked).  Outside objects are fine: the store is
     replayed by the mock, and native calls on them break anyway."""
     value, owner = (stack[-2], stack[-1]) if name == "STORE_ATTR" else (stack[-3], stack[-2])
-    if not cap.scalars.carried(value) or cap.refgraph.is_outside(owner):
+    if not cap.recording.scalars.carried(value) or cap.recording.refgraph.is_outside(owner):
         return False
     return name == "STORE_ATTR" or type(owner) not in (list, dict)
 
@@ -421,7 +421,7 @@ def check_call(cap, fn, args, kwargs):
     module calls see them as values, torch ops record them (or break in
     :func:`tensor_op_args`), ``list.append`` on the run's own list stores
     one.  Any other callee breaks the graph first; then False."""
-    table = cap.scalars
+    table = cap.recording.scalars
     if not (table.carried(args) or table.carried(kwargs or {})):
         return True
     if _may_receive(cap, fn):

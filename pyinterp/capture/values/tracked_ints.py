@@ -176,7 +176,7 @@ def step(vm, frame, ins, run):
     """Run ``ins`` (by ``run(vm, frame, ins)``) in a frame that may hold
     tracked ints, keeping its :class:`Shadow` up to date."""
     cap = vm.capture
-    table = cap.ints
+    table = cap.recording.ints
     if not cap.breaks.active or cap.interp.opaque:
         if table.shadows:
             table.clear()
@@ -206,7 +206,7 @@ def _run(vm, frame, ins, run, shadow):
     except Exception as e:
         if not isinstance(e, PyinterpInternal):
             if ins.exc_target is None:
-                vm.capture.ints.shadows.pop(id(frame), None)
+                vm.capture.recording.ints.shadows.pop(id(frame), None)
             else:
                 for pos in [p for p in shadow.stack if p >= ins.exc_depth]:
                     del shadow.stack[pos]
@@ -232,14 +232,14 @@ def _generic(vm, frame, ins, run, shadow):
         return run(vm, frame, ins)
     result = _run(vm, frame, ins, run, shadow)
     if name in _EXITS:
-        cap.ints.shadows.pop(id(frame), None)
+        cap.recording.ints.shadows.pop(id(frame), None)
     return result
 
 
 def _break(cap, message):
     cap.break_graph("data-dependent-value", message)
     if not cap.breaks.active:
-        cap.ints.clear()
+        cap.recording.ints.clear()
 
 
 # -- moves ----------------------------------------------------------------------
@@ -340,7 +340,7 @@ def _producer(frame, ins):
 
 def _produce(vm, frame, ins, run, tensor, shadow):
     cap = vm.capture
-    table = cap.ints
+    table = cap.recording.ints
     if shadow is not None and _generic_consumed(frame, ins, shadow):
         _break(cap, "CALL on a Python int the graph computes")
         return run(vm, frame, ins)
@@ -369,12 +369,12 @@ def produce(cap, func, name, args):
     """Called for the torch function ``func(*args)``: if it is the
     ``.item()``/``int()`` a CALL asked for (:func:`_produce`), run it and
     track the value; else None."""
-    table = cap.ints
+    table = cap.recording.ints
     tensor = table.request
     if tensor is None or name not in _PRODUCED_BY or len(args) != 1 or args[0] is not tensor:
         return None
     table.request = None
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         base = rec.node_for(tensor)
     except Unrepresentable:
@@ -422,16 +422,18 @@ def _binary_op(vm, frame, ins, run, shadow):
         op = _ARITHMETIC[symbol]
     elif (symbol in _ARITHMETIC or symbol in DIVISION_SYMBOLS) and all(
             type(v) in (int, bool, float) for v in (lhs, rhs)) and (
-            symbol not in DIVISION_SYMBOLS or (rhs_entry is None and not cap.scalars.tracks(rhs)
+            symbol not in DIVISION_SYMBOLS or (rhs_entry is None
+                                         and not cap.recording.scalars.tracks(rhs)
                                          and rhs != 0)):
         op = scalars.ARITHMETIC[symbol]
     else:
         _break(cap, "%r on a Python int the graph computes" % symbol)
         return run(vm, frame, ins)
-    rec = cap.recorder
+    rec = cap.recording.recorder
     devices = {e.device for e in (lhs_entry, rhs_entry) if e is not None}
-    if cap.scalars.tracks(lhs) or cap.scalars.tracks(rhs):
-        devices |= {cap.scalars.device(v) for v in (lhs, rhs) if cap.scalars.tracks(v)}
+    if cap.recording.scalars.tracks(lhs) or cap.recording.scalars.tracks(rhs):
+        devices |= {cap.recording.scalars.device(v) for v in (lhs, rhs)
+                    if cap.recording.scalars.tracks(v)}
     if len(devices) > 1:
         _break(cap, "arithmetic on Python numbers the graph computes on different devices")
         return run(vm, frame, ins)
@@ -448,8 +450,8 @@ def _binary_op(vm, frame, ins, run, shadow):
         if entry is not None:
             node = entry.int64_node(rec)
             return rec.graph.call_method("to", (node, torch.float64)) if as_double else node
-        if cap.scalars.tracks(value):
-            return cap.scalars.node(value, rec)
+        if cap.recording.scalars.tracks(value):
+            return cap.recording.scalars.node(value, rec)
         return value
 
     def make():
@@ -459,7 +461,7 @@ def _binary_op(vm, frame, ins, run, shadow):
     if type(value) is int:
         shadow.stack[len(stack) - 1] = TrackedInt(value, rec, make, device)
     elif as_double:  # (float64 operands: Python's float arithmetic, bit for bit)
-        cap.scalars.add(value, rec, make, device)
+        cap.recording.scalars.add(value, rec, make, device)
     return result
 
 
@@ -470,18 +472,18 @@ def _with_operand(vm, frame, ins, run, shadow, entry, pops):
     depth = len(frame.stack)
     for pos in range(depth - pops, depth):
         shadow.stack.pop(pos, None)
-    cap.ints.operand = entry
+    cap.recording.ints.operand = entry
     try:
         return _run(vm, frame, ins, run, shadow)
     finally:
-        cap.ints.operand = None
+        cap.recording.ints.operand = None
 
 
 def tensor_op_args(cap, func, name, args, kwargs):
     """The arguments to record for the tensor op ``func`` that takes the
     pending tracked int (its node, cast as torch casts a Python scalar
     operand); None after breaking the graph when it cannot take it."""
-    table = cap.ints
+    table = cap.recording.ints
     entry, table.operand = table.operand, None
     positions = [i for i, a in enumerate(args) if type(a) in _INT_TYPES and a == entry.value]
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -490,7 +492,7 @@ def tensor_op_args(cap, func, name, args, kwargs):
         cap.break_graph("data-dependent-value",
                         "%s() of a Python int the graph computes" % (name or func))
         return None
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         node = entry.node(rec)
     except Unrepresentable as e:
@@ -553,10 +555,10 @@ def _compare_op(vm, frame, ins, run, shadow):
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
     if not (feeds_jump and op is not None and plain) or len(devices) > 1 \
-            or cap.scalars.tracks(lhs) or cap.scalars.tracks(rhs):
+            or cap.recording.scalars.tracks(lhs) or cap.recording.scalars.tracks(rhs):
         _break(cap, "%s on a Python int the graph computes" % ins.opname)
         return run(vm, frame, ins)
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         operands = tuple(e.int64_node(rec) if e is not None else v
                          for e, v in zip(entries, (lhs, rhs)))
@@ -581,7 +583,7 @@ def _jump(vm, frame, ins, run, shadow):
     if not ins.opname.startswith("POP_JUMP"):
         _break(cap, "%s on a Python int the graph computes" % ins.opname)
         return run(vm, frame, ins)
-    rec = cap.recorder
+    rec = cap.recording.recorder
     try:
         node = entry.node(rec)
     except Unrepresentable as e:
@@ -617,6 +619,6 @@ FRAME_READERS = _frame_readers()
 def check_native_call(cap, fn):
     """Break before ``locals()``-like introspection while a tracked int is
     live (it would read the int as a plain value)."""
-    if cap.ints and fn in FRAME_READERS:
+    if cap.recording.ints and fn in FRAME_READERS:
         _break(cap, "%s() while a Python int the graph computes is live"
                % getattr(fn, "__name__", fn))
