@@ -11,6 +11,11 @@ get capture variants (:mod:`.variants`).  With capture inactive
 (after a break) every wrapper goes straight to the plain behaviour.  Each
 wrapper is registered in :mod:`.rules` (kind ``data_model``); importing
 this module checks that the class wraps exactly those.
+
+Records (:class:`~.state.Capture`): owns ``interp`` (:class:`InterpState`:
+the interpreter itself, its watched native calls, the volatile ids); reads
+``recording``, ``breaks``, ``speculation`` and ``top`` (the top frame's
+callees are counted through :meth:`.variants.TopFrame.count_callee`).
 """
 import contextvars
 import copyreg

@@ -9,6 +9,10 @@
 
 :data:`SPECIAL_CALLS` maps ``id(fn)`` to ``(fn, handler)``; a handler is
 called as ``handler(vm, fn, args, kwargs)``.
+
+Records (:class:`~.state.Capture`): owns none; reads ``breaks`` (a deferred
+call pauses capture through :meth:`.state.BreakState.paused`) and
+``recording``.
 """
 import logging
 import types

@@ -5,13 +5,17 @@ pushed for the whole traced run: every torch function, ``Tensor`` method,
 operator and tensor property reaches :meth:`Capture.on_torch_function`,
 which classifies it, runs it for real and records it in the FX graph.  The
 interpreter marks the native calls it makes on behalf of the program that
-are *not* torch calls (``Capture.opaque``); a torch op seen inside one of
-those ran in a native callback the interpreter did not follow, and is a
-break (``native-callback``).
+are *not* torch calls (``Capture.interp.opaque``); a torch op seen inside
+one of those ran in a native callback the interpreter did not follow, and
+is a break (``native-callback``).
 
 A break (``Capture.break_graph``) either raises :class:`GraphBreakSignal`
 (``fullgraph=True``) or turns capture off for the rest of the run, which
 then simply finishes in the interpreter.
+
+Records (see :class:`Capture`): owns ``recording`` (:class:`Recording`) and
+``breaks`` (:class:`BreakState`); reads ``speculation``, ``top`` and
+``interp``.
 """
 import contextlib
 import logging
@@ -138,7 +142,24 @@ class BreakState:
 
 
 class Capture:
-    """The state of one traced run."""
+    """The state of one traced run: five records, each written by one module
+    (the others only read it, or call its owner's methods):
+
+    * ``recording`` (:class:`Recording`, this module): RefGraph, FX recorder,
+      tables of the numbers the graph computes;
+    * ``breaks`` (:class:`BreakState`, this module): whether capture is on,
+      the breaks met, the split entry made at the first one;
+    * ``speculation`` (:class:`~.graphmend.speculate.Speculation`): the
+      data-dependent branches being run both ways, and their journals;
+    * ``top`` (:class:`~.variants.TopFrame`): the traced function's own frame,
+      followed instruction by instruction;
+    * ``interp`` (:class:`~.interpreter.InterpState`): the interpreter
+      running the capture, its watched native calls, the volatile ids.
+
+    ``interp`` and ``top`` are made by the caller (:func:`.traced.capture`):
+    importing their owners here would close an import circle."""
+
+    __slots__ = ("recording", "breaks", "speculation", "top", "interp")
 
     def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None):
         self.recording = Recording()

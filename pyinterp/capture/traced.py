@@ -6,6 +6,11 @@ call tries each entry's guard; the first that passes runs that entry's mock
 natively).  When every guard fails, the call is a miss: the function runs
 once inside the capturing interpreter (:func:`capture`), which returns the
 real result and produces a new entry.
+
+Records (:class:`~.state.Capture`): owns none; :func:`capture` makes the
+``interp`` and ``top`` records of the Capture it builds (their owners fill
+them in) and reads ``recording``, ``breaks``, ``top`` and ``interp`` after
+the run.
 """
 import functools
 import types

@@ -12,6 +12,10 @@ graph computes).  Every non-inline instruction also records where it is
 (for guard and break sites), its pre-state in the traced function's own
 frame (for a split at a break, :mod:`.resume`), and is vetted for floats
 the graph computes.
+
+Records (:class:`~.state.Capture`): owns ``top`` (:class:`TopFrame`),
+updated by :func:`_run_variant` on every non-inline instruction; reads
+``breaks``, ``speculation`` and ``recording``.
 """
 import functools
 

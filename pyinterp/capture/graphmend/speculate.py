@@ -29,6 +29,10 @@ trace would have to break.  If both ways rejoin, both are run:
 Anything else restores the frame as it was and leaves the decision to the
 caller, which breaks the graph as before.  The merged values equal those of
 the arm the real program would take, so the run's results do not change.
+
+Records (:class:`~..state.Capture`): owns ``speculation``
+(:class:`Speculation`: how deep the arms being run nest, and their
+journals; :mod:`.whileloop` goes through its methods); reads ``recording``.
 """
 import attrs
 import torch

@@ -29,6 +29,10 @@ none):
 Anything else (``break`` or ``continue``, a return in the body, a Python
 counter that changes, a ``for`` loop) leaves the frame as it was: the
 caller breaks the graph as before.
+
+Records (:class:`~..state.Capture`): owns none; the body runs as a
+speculative arm through :class:`.speculate.Speculation`'s methods; reads
+``speculation`` and ``recording``.
 """
 import operator
 

@@ -24,6 +24,10 @@ Supported break points: a ``CALL`` in the top frame, outside any ``try``/
 ``with`` block, with no NULL left on the stack after it, in code without
 cells, with every live value representable by the mock (no iterators of a
 ``for`` loop).  Anything else keeps the whole-function native entry.
+
+Records (:class:`~..state.Capture`): owns none; reads ``recording`` and
+``interp`` (the volatile ids).  The :class:`PreState` it splits at is kept
+in ``top.pre`` by :mod:`..variants`.
 """
 import sys
 import types

@@ -52,6 +52,10 @@ Other comparisons, truth tests, formatting, hashing, indexing, and any
 native call other than the above feed Python control flow or data the mock
 cannot recompute: those break (``x = s > 0`` is a break, which is correct:
 the value depends on data).
+
+Records (:class:`~..state.Capture`): owns none (its :class:`ScalarTable` is
+held as ``recording.scalars``); reads ``recording``, ``breaks``,
+``speculation`` and ``interp``.
 """
 import dis
 import operator

@@ -35,6 +35,10 @@ stores, yields, other frames.  A split at a break while a tracked int is
 live is refused (the resume function would get it as a constant); the
 call then finishes natively.  ``locals()``-like introspection breaks while
 any tracked int is live.
+
+Records (:class:`~..state.Capture`): owns none (its :class:`IntTable` is
+held as ``recording.ints``); reads ``recording``, ``breaks``,
+``speculation`` and ``interp``.
 """
 import operator
 
