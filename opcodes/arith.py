@@ -74,7 +74,7 @@ def unary_not(vm, frame, ins):
 def compare_op(vm, frame, ins):
     """``(lhs, rhs -- result)`` Rich comparison ``<``, ``<=``, ``==``, ``!=``,
     ``>``, ``>=``.  The operator is ``cmp_op[arg]`` on 3.11, ``arg >> 4``
-    on 3.12 and ``arg >> 5`` on 3.13, where bit 4 (``ins.flag``) also
+    on 3.12 and ``arg >> 5`` on 3.13, where bit 4 (``ins.to_bool``) also
     converts the result to a bool (``bool(a < b)`` feeding a jump); the
     decoder gives the operator as ``argval`` on every version.
 
@@ -95,7 +95,7 @@ def compare_op(vm, frame, ins):
         result = COMPARE_FUNCTIONS[ins.argval](lhs, rhs)
     else:
         result = vm.compare(ins.argval, lhs, rhs)
-    if ins.flag and result.__class__ is not bool:
+    if ins.to_bool and result.__class__ is not bool:
         result = vm.truth(result)
     stack[-1] = result
 

@@ -45,7 +45,7 @@ def load_fast(vm, frame, ins):
     """
     value = frame.fast[ins.argval]
     if value is NULL:
-        raise _unbound_local(ins.flag)
+        raise _unbound_local(ins.varname)
     frame.stack.append(value)
 
 
@@ -87,7 +87,7 @@ def delete_fast(vm, frame, ins):
     tracked-int entry).
     """
     if frame.fast[ins.argval] is NULL:
-        raise _unbound_local(ins.flag)
+        raise _unbound_local(ins.varname)
     frame.fast[ins.argval] = NULL
 
 
@@ -146,7 +146,7 @@ def load_deref(vm, frame, ins):
     except ValueError:
         value = NULL
     if value is NULL:
-        raise _cell_error(frame, ins.argval, ins.flag)
+        raise _cell_error(frame, ins.argval, ins.varname)
     frame.stack.append(value)
 
 
@@ -174,7 +174,7 @@ def delete_deref(vm, frame, ins):
     except ValueError:
         cell = NULL
     if cell is NULL:
-        raise _cell_error(frame, ins.argval, ins.flag)
+        raise _cell_error(frame, ins.argval, ins.varname)
     del cell.cell_contents
 
 
@@ -183,7 +183,7 @@ def load_global(vm, frame, ins):
     """``( -- [NULL], value)`` or ``( -- value[, NULL])`` Push global ``name``,
     falling back to builtins.
 
-    The low bit of ``arg`` (``ins.flag``) asks for a NULL too, for a call:
+    The low bit of ``arg`` (``ins.push_null``) asks for a NULL too, for a call:
     pushed before the value on 3.11/3.12, after it on 3.13
     (``callshape.push_with_null``).  ``NameError`` if the name is in neither
     namespace.
@@ -199,7 +199,7 @@ def load_global(vm, frame, ins):
         value = frame.builtins.get(name, NULL)
         if value is NULL:
             raise _not_defined(name)
-    if ins.flag:
+    if ins.push_null:
         push_with_null(frame.stack, value)
     else:
         frame.stack.append(value)
@@ -295,14 +295,14 @@ def load_locals(vm, frame, ins):
 
 def load_from_mapping_or_cell(vm, frame, ins, mapping):
     """``mapping[name]`` if present, else the contents of cell slot ``arg``."""
-    value = _namespace_get(vm, mapping, ins.flag)
+    value = _namespace_get(vm, mapping, ins.varname)
     if value is NULL:
         try:
             value = frame.fast[ins.argval].cell_contents
         except ValueError:
             value = NULL
         if value is NULL:
-            raise _cell_error(frame, ins.argval, ins.flag)
+            raise _cell_error(frame, ins.argval, ins.varname)
     return value
 
 
@@ -352,7 +352,7 @@ def delete_name(vm, frame, ins):
 @opcode("LOAD_ATTR")
 def load_attr(vm, frame, ins):
     """``(owner -- value)`` Push ``owner.name``; with the method bit (3.12+,
-    ``ins.flag``) it is 3.11's ``LOAD_METHOD``: ``(owner -- method, owner)``
+    ``ins.method``) it is 3.11's ``LOAD_METHOD``: ``(owner -- method, owner)``
     or, when no plain method applies, the attribute with a NULL
     (``(owner -- NULL, value)`` on 3.12, ``(owner -- value, NULL)`` on 3.13).
 
@@ -369,7 +369,7 @@ def load_attr(vm, frame, ins):
     """
     stack = frame.stack
     frame.lasti = ins.index  # for a frame proxy's f_lineno read by this load
-    if ins.flag:
+    if ins.method:
         load_method(vm, stack, ins.argval)
     else:
         stack[-1] = vm.load_attr(stack[-1], ins.argval)
@@ -392,7 +392,7 @@ def load_method(vm, stack, name):
 @opcode("LOAD_SUPER_ATTR", since=(3, 12))
 def load_super_attr(vm, frame, ins):
     """``(global_super, class, self -- value)`` or, with the method bit
-    (``ins.flag``), ``(global_super, class, self -- NULL, value)`` (3.12) /
+    (``ins.method``), ``(global_super, class, self -- NULL, value)`` (3.12) /
     ``(... -- value, NULL)`` (3.13): ``super().name`` or ``super(class,
     self).name`` compiled without a call.
 
@@ -412,7 +412,7 @@ def load_super_attr(vm, frame, ins):
     frame.lasti = ins.index
     proxy = vm.call(global_super, (cls, self_) if ins.arg & 2 else ())
     value = vm.load_attr(proxy, ins.argval)
-    if ins.flag:
+    if ins.method:
         push_with_null(stack, value)
     else:
         stack.append(value)

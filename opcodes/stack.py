@@ -18,7 +18,7 @@ def resume(vm, frame, ins):
 
     ``arg & 3`` says why: 0 function start, 1 after ``yield``, 2 after
     ``yield from``, 3 after ``await`` (3.13 adds bit 2: "outside any
-    ``try``").  The decoder sets ``ins.flag`` for 2 and 3: a generator
+    ``try``").  The decoder sets ``ins.after_yield_from`` for 2 and 3: a generator
     suspended just before such a ``RESUME`` is delegating to the
     sub-iterator on top of its stack.
     RefGraph: records nothing; `float_move`.

@@ -158,4 +158,4 @@ def store_fast_store_fast(vm, frame, ins):
 
 
 def _unbound(ins, which):
-    return names._unbound_local(ins.flag[which])
+    return names._unbound_local(ins.varnames[which])

@@ -10,8 +10,9 @@ with everything a handler needs already worked out:
   ``ins.exc_depth``, ``ins.exc_lasti``), from the exception table;
 * the opcode's handler function (``ins.fn``), looked up in the registry;
 * operands pre-digested where a handler would otherwise redo the work on every
-  execution (``ins.argval``; ``ins.flag`` for the NULL bit of
-  ``LOAD_GLOBAL``).
+  execution (``ins.argval``), and the bits packed into some arguments as
+  named fields (``ins.push_null``, ``ins.method``, ``ins.to_bool``,
+  ``ins.after_yield_from``; see :class:`Instruction`).
 
 This is also where most differences between Python versions end: operand
 encodings that changed (the method bit of ``LOAD_ATTR``, ``COMPARE_OP``'s
@@ -31,6 +32,7 @@ import sys
 import weakref
 
 from ..errors import PyinterpError, UnsupportedOpcodeError
+from ..opcodes.info import SLOT_OPERANDS, SLOT_PAIR_OPERANDS
 from ..opcodes.registry import handler_for
 from ..opcodes.signals import NULL
 
@@ -38,11 +40,26 @@ _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
 
 
 class Instruction:
-    """One decoded instruction; a plain record read by handlers."""
+    """One decoded instruction; a plain record read by handlers.
+
+    Besides ``dis``'s fields (``argval`` pre-digested, see ``_predigest``),
+    an instruction carries what its argument's bits mean, as named fields
+    (False or None where they do not apply):
+
+    * ``push_null``: ``LOAD_GLOBAL`` pushes a NULL too, for a call;
+    * ``method``: a method load (``LOAD_ATTR`` on 3.12+, ``LOAD_SUPER_ATTR``);
+    * ``to_bool``: 3.13's ``COMPARE_OP`` converts its result to a bool;
+    * ``after_yield_from``: this ``RESUME`` follows the yield of a
+      ``yield from``/``await``;
+    * ``varname``: the variable of an instruction whose ``argval`` is a
+      local slot (for error messages); ``varnames``: the two variables of
+      3.13's slot-pair superinstructions.
+    """
 
     __slots__ = (
-        "fn", "inline", "opname", "opcode", "arg", "argval", "flag", "target", "index",
+        "fn", "inline", "opname", "opcode", "arg", "argval", "target", "index",
         "offset", "lineno", "exc_target", "exc_depth", "exc_lasti",
+        "push_null", "method", "to_bool", "after_yield_from", "varname", "varnames",
     )
 
     def __repr__(self):
@@ -167,7 +184,8 @@ def _decode(code, ref):
         ins.opcode = d.opcode
         ins.arg = d.arg
         ins.argval = d.argval
-        ins.flag = False
+        ins.push_null = ins.method = ins.to_bool = ins.after_yield_from = False
+        ins.varname = ins.varnames = None
         ins.index = i
         ins.offset = d.offset
         if d.positions is not None and d.positions.lineno is not None:
@@ -195,18 +213,6 @@ _SKIPPED_AT_EXIT = {
 }[_VERSION]
 """opname -> the instructions CPython steps over after jumping to the
 target ``dis`` shows; the decoded target is the instruction after them."""
-
-_SLOT_OPERANDS = frozenset({
-    "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "STORE_FAST", "DELETE_FAST",
-    "LOAD_CLOSURE", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "MAKE_CELL",
-    "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF",
-})
-"""Instructions whose argument is one localsplus slot."""
-
-_SLOT_PAIR_OPERANDS = frozenset({
-    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
-})
-"""3.13 superinstructions whose argument packs two slots, ``(first << 4) | second``."""
 
 CLEANUP_THROW_IN_BYTECODE = _VERSION >= (3, 12)
 """3.12+: when ``throw()`` is forwarded to the sub-iterator of a suspended
@@ -240,27 +246,27 @@ def _predigest(ins, d, code):
     """Work out once what a handler would otherwise recompute on every run."""
     name = ins.opname
     if name == "LOAD_GLOBAL":
-        ins.flag = bool(d.arg & 1)          # push NULL with the global
+        ins.push_null = bool(d.arg & 1)
     elif name == "LOAD_ATTR":
-        ins.flag = _LOAD_ATTR_HAS_METHOD_BIT and bool(d.arg & 1)  # a method load
+        ins.method = _LOAD_ATTR_HAS_METHOD_BIT and bool(d.arg & 1)
     elif name == "LOAD_SUPER_ATTR":
-        ins.flag = bool(d.arg & 1)          # a method load (arg & 2: two-argument super)
+        ins.method = bool(d.arg & 1)        # (arg & 2: two-argument super)
     elif name == "COMPARE_OP":
-        ins.flag = bool(d.arg & _COMPARE_TO_BOOL_BIT)  # convert the result to bool
+        ins.to_bool = bool(d.arg & _COMPARE_TO_BOOL_BIT)
     elif name == "RESUME":
-        ins.flag = (d.arg & 3) >= 2         # resumes after ``yield from``/``await``
+        ins.after_yield_from = (d.arg & 3) >= 2
     elif name == "KW_NAMES":
         ins.argval = code.co_consts[d.arg]  # dis cannot show it on 3.11
     elif name == "BINARY_OP":
         ins.argval = d.arg                  # the NB_* operator number
     elif name in ("CALL_INTRINSIC_1", "CALL_INTRINSIC_2"):
         ins.argval = d.argrepr              # the intrinsic's name, INTRINSIC_...
-    elif name in _SLOT_OPERANDS:
+    elif name in SLOT_OPERANDS:
         ins.argval = d.arg                  # slot index into localsplus
-        ins.flag = d.argval                 # the variable's name, for errors
-    elif name in _SLOT_PAIR_OPERANDS:
+        ins.varname = d.argval
+    elif name in SLOT_PAIR_OPERANDS:
         ins.argval = (d.arg >> 4, d.arg & 15)  # the two slots
-        ins.flag = d.argval                 # their names
+        ins.varnames = d.argval
 
 
 def _exception_table(code, raw, offset_to_index):

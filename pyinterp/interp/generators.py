@@ -159,14 +159,14 @@ def _delegating_to(frame):
     """The sub-iterator if ``frame`` is suspended inside ``yield from``/``await``.
 
     Such a yield is followed by a ``RESUME`` whose argument says "after
-    ``yield from``/``await``" (``ins.flag``, decoded from ``arg & 3 >= 2`` on
+    ``yield from``/``await``" (``ins.after_yield_from``, decoded from ``arg & 3 >= 2`` on
     every version; 3.13's CPython reads the same fact from the frame state
     its ``YIELD_VALUE`` set), and the sub-iterator is on top of the stack
     (CPython's ``_PyGen_yf``).
     """
     if frame.pc < len(frame.instructions):
         nxt = frame.instructions[frame.pc]
-        if nxt.opname == "RESUME" and nxt.flag and frame.stack:
+        if nxt.opname == "RESUME" and nxt.after_yield_from and frame.stack:
             return frame.stack[-1]
     return None
 
