@@ -15,15 +15,15 @@
 It also says which local slots no instruction outside the arms reads (a
 value left there can be dropped instead of merged).
 """
+from ...opcodes import info
 
-_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
-_BACK_EDGES = frozenset({"JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"})
-_NOT_IN_ARMS = frozenset({
-    "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE", "YIELD_VALUE",
-    "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "FOR_ITER", "SEND", "SETUP_FINALLY",
-    "BEFORE_WITH", "PUSH_EXC_INFO", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
-    "DELETE_DEREF", "IMPORT_NAME", "STORE_NAME", "DELETE_NAME",
-})
+_BACK_EDGES = info.UNCONDITIONAL_JUMPS & info.BACKWARD_JUMPS
+_NOT_IN_ARMS = info.BLOCK_ENDS | _BACK_EDGES | info.for_running({info.ALL: (
+    # loops, suspensions, ``with`` and handlers; writes to outside state
+    "YIELD_VALUE", "FOR_ITER", "SEND", "BEFORE_WITH", "PUSH_EXC_INFO", "STORE_GLOBAL",
+    "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "IMPORT_NAME", "STORE_NAME",
+    "DELETE_NAME",
+)})
 # How far past a branch its join is looked for (instructions).
 _WINDOW = 2000
 _EXIT = float("inf")
@@ -39,7 +39,7 @@ def _successors(x):
         return (x.index + 1,)
     if x.target <= x.index:
         return None
-    return (x.target,) if x.opname in _UNCONDITIONAL else (x.target, x.index + 1)
+    return (x.target,) if x.opname in info.UNCONDITIONAL_JUMPS else (x.target, x.index + 1)
 
 
 _joins = {}
@@ -148,8 +148,12 @@ def region(instructions, starts, stops):
     return seen
 
 
-_READS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "DELETE_FAST",
-                    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "LOAD_CLOSURE"})
+_READS = info.for_running({
+    info.ALL: ("LOAD_FAST", "DELETE_FAST"),
+    info.UNTIL_313: ("LOAD_CLOSURE",),
+    info.SINCE_312: ("LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"),
+    info.SINCE_313: ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST"),
+})
 
 
 def ALL_DEAD(slot):

@@ -40,16 +40,9 @@ import torch
 from . import condmerge, joins
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...errors import PyinterpInternal
+from ...opcodes import info
 from ...opcodes.signals import NULL
 from ...refgraph.fxgraph import Unrepresentable
-
-_JUMP_IF_TRUE = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE",
-                           "JUMP_IF_TRUE_OR_POP"})
-_JUMP_IF_FALSE = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE",
-                            "JUMP_IF_FALSE_OR_POP"})
-# 3.11's value forms of ``and``/``or``: the condition stays on the stack
-# when the jump is taken.
-_KEEPS_ON_JUMP = frozenset({"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"})
 
 
 @attrs.define(slots=True)
@@ -114,7 +107,7 @@ def try_merge(vm, frame, ins, cond):
     join = joins.join_of(instructions, ins, bool(frame.code.co_flags & SUSPENDABLE_FLAGS))
     if join is None:
         return None
-    arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in _KEEPS_ON_JUMP else []))
+    arms = ((ins.index + 1, []), (ins.target, [cond] if ins.opname in info.KEEPS_ON_JUMP else []))
     fast0, stack0 = list(frame.fast), list(frame.stack)
     premade = len(cap.recording.recorder.graph.nodes)
     _nodes_before_arms(cap, fast0 + stack0)
@@ -151,7 +144,7 @@ def try_merge(vm, frame, ins, cond):
                                                        join.stops))
         if not cap.recording.ints.same(*int_places):
             raise Speculating("the arms leave Python ints the graph computes in different places")
-        merged = _merge(cap, cond, ins.opname in _JUMP_IF_TRUE, results, dead, marks)
+        merged = _merge(cap, cond, ins.opname in info.JUMPS_IF_TRUE, results, dead, marks)
     except Exception:  # noqa: BLE001 - any failure: undo, let the caller break
         merged = None
     except Speculating:

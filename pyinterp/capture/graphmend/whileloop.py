@@ -42,10 +42,13 @@ import torch.fx
 
 from . import condmerge, joins, speculate
 from ...interp.decode import SUSPENDABLE_FLAGS
+from ...opcodes import info
 from ...opcodes.signals import NULL
 
-_TOP_TESTS = frozenset({"POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_IF_FALSE"})
-_BOTTOM_TESTS = frozenset({"POP_JUMP_BACKWARD_IF_TRUE", "POP_JUMP_IF_TRUE"})
+# (:func:`loop_of` checks the directions: the top test jumps forward, past
+# the loop, the bottom one back, to the body.)
+_TOP_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_FALSE
+_BOTTOM_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_TRUE
 WHILE_LOOP = torch.ops.higher_order.while_loop
 
 

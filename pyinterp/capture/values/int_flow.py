@@ -9,53 +9,44 @@ can do (arithmetic, a comparison that feeds a jump, a truth test by a
 jump); any other use, or an instruction this look does not know, answers
 no.  Nothing here runs code: it reads the decoded instructions only.
 """
-import dis
 import sys
 
 from ...interp.frame import decoded_for
-from .scalars import NB_SYMBOL
+from ...opcodes import info
 
 ARITHMETIC_SYMBOLS = frozenset({"+", "-", "*", "+=", "-=", "*="})
 DIVISION_SYMBOLS = frozenset({"/", "/="})
-COMPARISON_SYMBOLS = frozenset({"<", "<=", ">", ">=", "==", "!="})
-BRANCHES = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
-                      "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_TRUE",
-                      "POP_JUMP_BACKWARD_IF_FALSE"})
-"""The conditional jumps that pop their condition."""
+COMPARISON_SYMBOLS = frozenset(info.COMPARISON_OPERATORS)
 
-# Stack items an instruction consumes (pops or reads in place), for the
-# instructions that commonly run while a tracked int waits deeper on the
-# stack.  An instruction not listed here consumes everything.
-_POPS = {
-    "NOP": 0, "RESUME": 0, "CACHE": 0, "EXTENDED_ARG": 0, "PRECALL": 0, "KW_NAMES": 0,
-    "PUSH_NULL": 0, "LOAD_CONST": 0, "LOAD_GLOBAL": 0, "LOAD_DEREF": 0, "LOAD_CLOSURE": 0,
-    "LOAD_ATTR": 1, "LOAD_METHOD": 1, "JUMP_FORWARD": 0, "JUMP_BACKWARD": 0,
-    "JUMP_BACKWARD_NO_INTERRUPT": 0, "JUMP": 0, "GET_ITER": 1, "FOR_ITER": 1,
-    "BINARY_SUBSCR": 2, "COMPARE_OP": 2, "IS_OP": 2, "CONTAINS_OP": 2, "UNARY_NEGATIVE": 1,
-    "UNARY_NOT": 1, "UNARY_INVERT": 1, "LIST_APPEND": 1, "SET_ADD": 1, "MAP_ADD": 2,
-    "LIST_EXTEND": 1, "SET_UPDATE": 1, "DICT_UPDATE": 1, "DICT_MERGE": 1, "STORE_ATTR": 2,
-    "STORE_SUBSCR": 3, "STORE_GLOBAL": 1, "STORE_DEREF": 1, "UNPACK_SEQUENCE": 1,
-    "UNPACK_EX": 1, "RETURN_VALUE": 1, "RETURN_CONST": 0, "YIELD_VALUE": 1,
-}
-_POPS_ARG = {"CALL": lambda arg: arg + 2, "BUILD_TUPLE": None, "BUILD_LIST": None,
-             "BUILD_SET": None, "BUILD_STRING": None, "BUILD_SLICE": None,
-             "BUILD_MAP": lambda arg: 2 * arg, "BUILD_CONST_KEY_MAP": lambda arg: arg + 1,
-             "RAISE_VARARGS": None}
+# The instructions a tracked int may wait under, deeper on the stack: the
+# ones that commonly run meanwhile.  Any other instruction counts as
+# consuming the whole stack (a policy of this look, not an opcode fact:
+# how many items each opcode takes is :func:`.info.pops`).
+_WAITS_UNDER = info.CONDITIONAL_JUMPS | info.UNCONDITIONAL_JUMPS | info.RETURNS \
+    | info.for_running({
+        info.ALL: (
+            "NOP", "RESUME", "EXTENDED_ARG", "PUSH_NULL", "LOAD_CONST", "LOAD_GLOBAL",
+            "LOAD_DEREF", "LOAD_ATTR", "GET_ITER", "FOR_ITER", "BINARY_SUBSCR", "COMPARE_OP",
+            "IS_OP", "CONTAINS_OP", "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT",
+            "LIST_APPEND", "SET_ADD", "MAP_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
+            "DICT_MERGE", "STORE_ATTR", "STORE_SUBSCR", "STORE_GLOBAL", "STORE_DEREF",
+            "UNPACK_SEQUENCE", "UNPACK_EX", "YIELD_VALUE", "CALL", "BUILD_TUPLE",
+            "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE", "BUILD_MAP",
+            "BUILD_CONST_KEY_MAP", "RAISE_VARARGS",
+        ),
+        info.V311: ("PRECALL", "LOAD_METHOD"),
+        info.UNTIL_313: ("KW_NAMES", "LOAD_CLOSURE"),
+    })
 
 
 def consumes(ins):
-    """How many stack items ``ins`` reads from the top of the stack;
-    None when unknown (then: everything)."""
+    """How many stack items ``ins`` reads from the top of the stack (its
+    :func:`.info.pops`); None for an instruction a tracked int may not wait
+    under (then: everything)."""
     name = ins.opname
-    pops = _POPS.get(name)
-    if pops is not None:
-        return pops
-    if name in _POPS_ARG:
-        count = _POPS_ARG[name]
-        return ins.arg if count is None else count(ins.arg)
-    if name.startswith("JUMP_IF_") or name.startswith("POP_JUMP"):
-        return 1
-    return None
+    if name not in _WAITS_UNDER:
+        return None
+    return info.pops(name, ins.arg)
 
 
 _MAX_STATES = 2000
@@ -96,11 +87,6 @@ def _flows(instructions, index, height):
                 seen.add(state)
                 todo.append(state)
     return True
-
-
-_UNCONDITIONAL = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
-                            "JUMP", "JUMP_NO_INTERRUPT"})
-_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
 
 
 def _flow_step(instructions, ins, h, tainted, slots):
@@ -144,48 +130,40 @@ def _flow_step(instructions, ins, h, tainted, slots):
         tainted.difference_update((a, b))
         tainted.update(p for p, t in ((a, tb), (b, ta)) if t)
     elif name == "BINARY_OP":
-        if {h - 2, h - 1} & tainted and NB_SYMBOL.get(ins.arg) not in ALL_ARITHMETIC:
+        if {h - 2, h - 1} & tainted and info.NB_SYMBOL.get(ins.arg) not in ALL_ARITHMETIC:
             return None
         h -= 1
         tainted.difference_update((h - 1, h))  # (the result is not followed)
     elif name == "COMPARE_OP":
         if {h - 2, h - 1} & tainted and not (
-                ins.argval in COMPARISON_SYMBOLS and instructions[nxt].opname in BRANCHES):
+                ins.argval in COMPARISON_SYMBOLS and instructions[nxt].opname in info.TRUTH_TESTS):
             return None
         h -= 1
         tainted.difference_update((h - 1, h))
-    elif name in BRANCHES:  # (a truth test of the int itself is fine)
+    elif name in info.TRUTH_TESTS:  # (a truth test of the int itself is fine)
         h -= 1
         tainted.discard(h)
         out.append((ins.target, h, frozenset(tainted), frozenset(slots)))
-    elif name.startswith("POP_JUMP") or name.startswith("JUMP_IF_"):
+    elif name in info.CONDITIONAL_JUMPS:
         if h - 1 in tainted:  # (``is None`` tests, ``and``/``or`` values)
             return None
-        kept = h if name.startswith("JUMP_IF_") else h - 1  # (the *_OR_POP forms keep it)
+        kept = h if name in info.KEEPS_ON_JUMP else h - 1
         out.append((ins.target, kept, frozenset(tainted), frozenset(slots)))
         h -= 1
     else:
         pops = consumes(ins)
         if tainted and (pops is None or any(p >= h - pops for p in tainted)):
             return None
-        if name in _ENDS:
+        if name in info.BLOCK_ENDS:
             return out
         if name == "FOR_ITER":
             if sys.version_info >= (3, 12):
                 return None  # (its exit differs: not followed)
             out.append((ins.target, h - 1, frozenset(tainted), frozenset(slots)))
             h += 1
-        elif name == "PRECALL" or name == "KW_NAMES":
-            pass
-        elif name == "CALL":
-            h -= ins.arg + 1
-        else:
-            try:
-                h += dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
-                                      else None, jump=False)
-            except ValueError:
-                return None
-        if name in _UNCONDITIONAL:
+        else:  # (the stack effect when it does not jump)
+            h += info.pushes(name, ins.arg) - info.pops(name, ins.arg)
+        if name in info.UNCONDITIONAL_JUMPS:
             nxt = ins.target
         elif ins.target is not None and name != "FOR_ITER":
             return None  # (another jump: not followed)

@@ -57,13 +57,13 @@ Records (:class:`~..state.Capture`): owns none (its :class:`ScalarTable` is
 held as ``recording.scalars``); reads ``recording``, ``breaks``,
 ``speculation`` and ``interp``.
 """
-import dis
 import operator
 import types
 
 import torch
 
 from .. import rules
+from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
 from ..torchfiles import is_torch_function
@@ -73,7 +73,6 @@ Tensor = torch.Tensor
 # BINARY_OP operators allowed between a tracked float and a number.
 ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul, "/=": operator.truediv}
-NB_SYMBOL = {i: sym for i, (_, sym) in enumerate(dis._nb_ops)}
 
 # Tensor ops that take a tracked float as an operand (as a 0-d tensor cast
 # to the op's result dtype, which is how a Python scalar operand behaves).
@@ -265,7 +264,7 @@ def binary_op(vm, frame, ins, base):
     if not table or not cap.breaks.active or not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
-    symbol = NB_SYMBOL.get(ins.arg)
+    symbol = info.NB_SYMBOL.get(ins.arg)
     op = ARITHMETIC.get(symbol)
     if op is None or not (_plain_number(lhs) and _plain_number(rhs)) \
             or (op is operator.truediv and (table.tracks(rhs) or rhs == 0)):
@@ -301,8 +300,9 @@ def unary_negative(vm, frame, ins, base):
     return result
 
 
-_BRANCHES = frozenset({"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE",
-                       "POP_JUMP_FORWARD_IF_FALSE"})
+# (3.11's backward truth tests, the bottom tests of ``while`` loops, are
+# not followed: such a comparison breaks as any other use.)
+_BRANCHES = info.TRUTH_TESTS - info.BACKWARD_JUMPS
 
 
 def _branch_on_compare(vm, frame, ins):

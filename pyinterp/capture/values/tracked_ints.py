@@ -46,8 +46,9 @@ import torch
 
 from . import scalars
 from .. import rules
-from .int_flow import BRANCHES, DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
+from .int_flow import DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
 from ...errors import PyinterpInternal
+from ...opcodes import info
 from ...opcodes.callshape import peek_call
 from ...refgraph.fxgraph import Unrepresentable
 
@@ -61,7 +62,6 @@ _INT_TYPES = (int, bool)
 _TRACKABLE_TENSORS = (Tensor, torch.nn.Parameter)
 
 _NATIVE_CALLABLES = (type(len), type(Tensor.add), type(Tensor.__add__))
-_EXITS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
 
 
 def may_produce(code):
@@ -193,7 +193,7 @@ def step(vm, frame, ins, run):
             return _produce(vm, frame, ins, run, producer, shadow)
     if not shadow:
         result = run(vm, frame, ins)
-        if name in _EXITS:
+        if name in info.RETURNS:
             table.shadows.pop(id(frame), None)
         return result
     model = _MODELS.get(name)
@@ -235,7 +235,7 @@ def _generic(vm, frame, ins, run, shadow):
         _break(cap, "%s on a Python int the graph computes" % name)
         return run(vm, frame, ins)
     result = _run(vm, frame, ins, run, shadow)
-    if name in _EXITS:
+    if name in info.RETURNS:
         cap.recording.ints.shadows.pop(id(frame), None)
     return result
 
@@ -413,7 +413,7 @@ def _binary_op(vm, frame, ins, run, shadow):
     if lhs_entry is None and rhs_entry is None:
         return _generic(vm, frame, ins, run, shadow)
     lhs, rhs = stack[-2], stack[-1]
-    symbol = scalars.NB_SYMBOL.get(ins.arg)
+    symbol = info.NB_SYMBOL.get(ins.arg)
     tensor = lhs if isinstance(lhs, Tensor) else rhs if isinstance(rhs, Tensor) else None
     if tensor is not None:
         entry = lhs_entry or rhs_entry
@@ -554,7 +554,7 @@ def _compare_op(vm, frame, ins, run, shadow):
     if entries == (None, None):
         return _generic(vm, frame, ins, run, shadow)
     lhs, rhs = stack[-2], stack[-1]
-    feeds_jump = scalars.next_is_branch(vm, frame, ins, BRANCHES)
+    feeds_jump = scalars.next_is_branch(vm, frame, ins, info.TRUTH_TESTS)
     op = scalars.COMPARISONS.get(ins.argval)
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
@@ -584,7 +584,7 @@ def _jump(vm, frame, ins, run, shadow):
     entry = shadow.stack.get(top)
     if entry is None:
         return _generic(vm, frame, ins, run, shadow)
-    if not ins.opname.startswith("POP_JUMP"):
+    if ins.opname in info.KEEPS_ON_JUMP:
         _break(cap, "%s on a Python int the graph computes" % ins.opname)
         return run(vm, frame, ins)
     rec = cap.recording.recorder
