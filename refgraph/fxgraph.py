@@ -10,7 +10,6 @@ constants of the graph: they are Python values that the guards keep fixed.
 """
 import operator
 
-from .breaks import BreakRecord
 
 _FX_LEAF_TYPES = (int, float, bool, str, complex, type(None), slice, type(Ellipsis), range)
 
@@ -158,7 +157,3 @@ def _placeholder_name(source, index):
     name = name[-40:].strip("_") or "input"
     return "%s%s_%d" % ("in_" if name[0].isdigit() else "", name, index)
 
-
-def break_record(kind, message, site):
-    filename, lineno = site if site else (None, None)
-    return BreakRecord(kind, message, filename, lineno)

@@ -18,7 +18,7 @@ from ..errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST,
                      INLINE_NOTHING, INLINE_POP_TOP, INLINE_STORE_FAST, INLINE_FOR_ITER)
 from ..opcodes.fastpath import NATIVE_ITERATORS
-from .frame import Frame, decoded_for, may_die_bound, release_locals
+from .frame import decoded_for, may_die_bound, release_locals
 from ..opcodes.signals import NULL
 from .hostfiles import HOST_DIRS as _HOST_DIRS
 
@@ -305,10 +305,6 @@ class Interpreter:
     def isinstance(self, obj, cls):
         """``isinstance`` for match patterns (``__instancecheck__`` runs natively)."""
         return isinstance(obj, cls)
-
-    def new_frame(self, code, globals, locals=None, func=None):
-        """A fresh frame for ``code``; arguments are filled in by the caller."""
-        return Frame(code, globals, locals, func)
 
 def checked_instructions(code):
     """``code``'s instructions with every handler wrapped in a stack check."""

@@ -51,11 +51,6 @@ def invalidate():
     _cache.clear()
 
 
-def is_python(obj):
-    """True for a plain Python function: code pyinterp must interpret."""
-    return type(obj) is FunctionType
-
-
 def python_getter(descr):
     """The Python ``__get__`` of a descriptor's type, or None.
 
