@@ -1,16 +1,20 @@
 """The interpreter with capture on: the annotation rules of the opcodes.
 
 :class:`CaptureInterpreter` is the plain :class:`~pyinterp.vm.Interpreter`
-with its data-model entry points (``load_attr``, ``getitem``, ``call``...)
-wrapped: each runs the real operation, then tells the RefGraph what was read
-from or written to outside state.  Native calls are classified here (torch
-ops, neutral builtins, consumers of containers, methods of outside
-containers, impure calls, opaque C calls).  Calls handled by identity live
-in :mod:`.capture_calls`; the instructions that touch namespaces directly
-get capture variants (:mod:`.variants`).  With capture inactive
-(after a break) every wrapper goes straight to the plain behaviour.  Each
-wrapper is registered in :mod:`.rules` (kind ``data_model``); importing
-this module checks that the class wraps exactly those.
+with its data-model entry points (``load_attr``, ``getitem``...) wrapped:
+each runs the real operation, then tells the RefGraph what was read from or
+written to outside state.  Calls go down the core's one call ladder
+(:mod:`pyinterp.interp.calls`); this class overrides its hooks only
+(``divert_call``, ``call_function``, ``call_native``, ``construct``,
+``call_object``).  Native calls are classified here (torch ops, neutral
+builtins, consumers of containers, methods of outside containers, impure
+calls, opaque C calls).  Calls handled by identity are capture's entries in
+the interception registry (:mod:`.special_calls`); the instructions that
+touch namespaces directly get capture variants (:mod:`.variants`).  With
+capture inactive (after a break) every wrapper and hook goes straight to
+the plain behaviour.  Each wrapper is registered in :mod:`.rules` (kind
+``data_model``); importing this module checks that the class wraps exactly
+those.
 
 Records (:class:`~.state.Capture`): owns ``interp`` (:class:`InterpState`:
 the interpreter itself, its watched native calls, the volatile ids); reads
@@ -33,10 +37,10 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from .special_calls import SPECIAL_CALLS, deferred, is_deferred
+from .special_calls import CONSUMERS, captured_call, deferred, is_deferred
 from . import rules
 from .variants import captured_instructions
-from ..interp.model.dunders import NATIVE_CALLABLE_TYPES, bind, needs_interpreter
+from ..interp.model.dunders import bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .modules import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
 from ..refgraph import guards as G
@@ -68,10 +72,6 @@ _READERS = {
     dict: {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__", "__len__",
            "__iter__", "__reversed__"},
 }
-# Builtins whose only outside reads are the items of container arguments.
-_CONSUMERS = frozenset(id(f) for f in (
-    list, tuple, dict, set, frozenset, sorted, enumerate, zip, reversed, sum, min, max, any,
-    all, iter, map, filter, str.join, dict.fromkeys))
 # Builtins that read nothing but what the guards already fix (types).
 _NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, type))
 # Torch functions that change global state the graph cannot record.
@@ -372,52 +372,53 @@ class CaptureInterpreter(Interpreter):
             else:
                 self.refgraph.write_item(container, key, value, cap.site(), delete=delete)
 
-    # -- calls ----------------------------------------------------------------
-    def call(self, fn, args, kwargs=None):
+    # -- calls: the hooks of the core's call ladder (interp/calls.py) ---------
+    # (``CaptureInterpreter.call``, the code of the data-model rule ``call``,
+    # is that ladder with these hooks bound in by Interpreter.__init_subclass__.)
+    interception_mode = calls.CAPTURE  # its own interceptions win (special_calls.py)
+
+    def divert_call(self, fn, args, kwargs):
+        """Before the ladder, on every call: count the top frame's callees
+        that a native entry would trace (hybrid.py); then the plain ladder
+        makes the call when capture is off, or when a tracked float it
+        receives broke the graph; otherwise the ladder goes on, with this
+        interpreter's hooks."""
         cap = self.capture
         if self.top is cap.top.frame is not None and hybrid.wraps(fn):
             cap.top.count_callee()  # would be traced by a native entry (hybrid.py)
         if not cap.breaks.active:
-            return calls.call(self, fn, args, kwargs)
+            return calls.call
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
-        if self.capture.recording.scalars and not is_deferred(fn) \
-                and not scalars.check_call(self.capture, fn, args, kwargs):
-            return calls.call(self, fn, args, kwargs)
-        tp = type(fn)
-        if tp is MethodType:
-            return self.call(fn.__func__, (fn.__self__,) + tuple(args), kwargs)
-        if tp is FunctionType:
-            return self.call_function(fn, args, kwargs)
-        special = SPECIAL_CALLS.get(id(fn))
-        if special is not None and special[0] is fn:
-            return special[1](self, fn, tuple(args), kwargs or {})
-        lookaside = calls.LOOKASIDES.get(id(fn))
-        if lookaside is not None and lookaside[0] is fn:
-            if id(fn) in _CONSUMERS:
-                for a in args:
-                    self._read_all(a)
-            return lookaside[1](self, args, kwargs)
-        if tp is self.traced_type:
+        if cap.recording.scalars and not is_deferred(fn) \
+                and not scalars.check_call(cap, fn, args, kwargs):
+            return calls.call
+        return None
+
+    def call_object(self, fn, method, args, kwargs=None):
+        """A callable object with a Python ``__call__``: a traced function's
+        wrapper is seen through, a module without hooks goes straight to
+        ``forward``; other objects as in the plain interpreter."""
+        if type(fn) is self.traced_type:
             return self.call(fn.__wrapped__, args, kwargs)
-        if tp is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
-            # A cached logger method (transformers' logger.warning_once):
-            # replayed like logging; the cache keeps it once per message.
-            return deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
-        if tp is functools.partial:
-            merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
-            return self.call(fn.func, fn.args + tuple(args), merged)
-        if isinstance(fn, type):
-            return self._construct(fn, tuple(args), kwargs)
         if isinstance(fn, torch.nn.Module):
             result = self._module_call(fn, args, kwargs)
             if result is not MISSING:
                 return result
-        if tp in NATIVE_CALLABLE_TYPES or not needs_interpreter(lookup(tp, "__call__")):
-            return self._call_native(fn, tuple(args), kwargs)
-        return calls.call(self, fn, args, kwargs)
+        return calls.call_object(self, fn, method, args, kwargs)
+
+    def missing_attribute(self, obj, name):
+        """``hasattr``/``getattr`` with a default found no ``obj.name``: guard
+        that it stays absent."""
+        if self.capture.breaks.active:
+            self.refgraph.read_hasattr(obj, name, False, self.capture.site())
 
     def call_function(self, func, args, kwargs=None):
+        """A Python function's entry: ``Module.__call__`` reached directly
+        takes the hook-free fast path, capture's own interceptions of Python
+        functions (logging, ``is_compiling``) run, torch functions are
+        recorded (or break: RNG and global-state setters); other functions
+        run interpreted."""
         cap = self.capture
         if self.top is cap.top.frame is not None and hybrid.wraps(func):
             cap.top.count_callee()
@@ -428,9 +429,9 @@ class CaptureInterpreter(Interpreter):
             if result is not MISSING:
                 return result
         if cap.breaks.active:
-            special = SPECIAL_CALLS.get(id(func))
-            if special is not None and special[0] is func:
-                return special[1](self, func, tuple(args), kwargs or {})
+            handler = captured_call(func)
+            if handler is not None:
+                return handler(self, args, kwargs)
             if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
                 cap.break_graph("impure-call", "%s() changes the global RNG state" % func.__name__)
             elif is_torch_function(func) and func.__name__ in _GLOBAL_STATE_SETTERS:
@@ -453,7 +454,10 @@ class CaptureInterpreter(Interpreter):
         values = list(args) + (list(kwargs.values()) if kwargs else [])
         return any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values)
 
-    def _construct(self, cls, args, kwargs):
+    def construct(self, cls, args, kwargs=None):
+        """A class called: ``type(x)`` registers the class it returns, torch
+        classes are recorded, the consumers' arguments are guarded."""
+        args = tuple(args)
         if cls is type and len(args) == 1 and not kwargs:
             result = type(args[0])
             if not self.refgraph.is_outside(result):
@@ -461,7 +465,7 @@ class CaptureInterpreter(Interpreter):
                 # (type(self).count += 1) must be replayed.
                 self.refgraph.register(result, Root(result, result.__qualname__))
             return result
-        if id(cls) in _CONSUMERS:
+        if id(cls) in CONSUMERS:
             for a in args:
                 self._read_all(a)
             return calls.construct(self, cls, args, kwargs)
@@ -469,7 +473,15 @@ class CaptureInterpreter(Interpreter):
             return self.capture.call_torch(cls, args, kwargs)
         return calls.construct(self, cls, args, kwargs)
 
-    def _call_native(self, fn, args, kwargs):
+    def call_native(self, fn, args, kwargs=None):
+        """C code called: classified (torch ops, neutral builtins, consumers
+        of containers, methods of outside containers, impure calls, opaque
+        C calls that may run Python code natively), then run."""
+        if type(fn) is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
+            # A cached logger method (transformers' logger.warning_once):
+            # replayed like logging; the cache keeps it once per message.
+            return deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
+        args = tuple(args)
         cap = self.capture
         rg = self.refgraph
         owner = getattr(fn, "__self__", None)
@@ -516,7 +528,7 @@ class CaptureInterpreter(Interpreter):
             result = calls.call(self, fn, args, kwargs)
             cap.interp.volatile.add(result)
             return result
-        if id(fn) in _CONSUMERS:
+        if id(fn) in CONSUMERS:
             for a in args:
                 self._read_all(a)
             return calls.call(self, fn, args, kwargs)

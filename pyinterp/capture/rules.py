@@ -23,7 +23,9 @@ A rule has a *kind*, a *key* and a *name* (the name the handlers'
     carries a tracked float.
 ``data_model`` (key: an entry point of the core ``Interpreter``)
     :class:`.interpreter.CaptureInterpreter`'s wrapper of ``vm.<key>``,
-    which a handler reaches by calling ``vm.<key>(...)``.
+    which a handler reaches by calling ``vm.<key>(...)``; for ``call``,
+    the core's call ladder with ``CaptureInterpreter``'s hooks bound in
+    (``divert_call``, ``call_native``, ``construct``, ``call_object``).
 ``protocol`` (key: ``__torch_function__``)
     Every torch function, Tensor method and tensor property the program
     calls, whichever opcode runs it (:class:`.state.RecordingMode`).
@@ -47,6 +49,7 @@ import sys
 import types
 from typing import NamedTuple
 
+from ..interp.calls import LADDER_HOOKS
 from ..interp.vm import Interpreter
 from ..opcodes.registry import real_opcodes
 
@@ -69,11 +72,14 @@ PROTOCOLS = frozenset({"__torch_function__"})
 def _data_model_operations():
     """The entry points handlers call as ``vm.<name>(...)``: the class
     attributes of the core Interpreter bound to functions of the data model
-    (defined outside vm.py, which holds the run loop)."""
+    (defined outside vm.py, which holds the run loop), less the hooks that
+    only the call ladder calls (capture's overrides of them are the code of
+    its ``call`` rule; ``vm.call`` itself is the ladder with them bound in)."""
     operations = set()
     for name, value in vars(Interpreter).items():
         fn = value.__func__ if isinstance(value, staticmethod) else value
-        if isinstance(fn, types.FunctionType) and fn.__module__ != Interpreter.__module__:
+        if isinstance(fn, types.FunctionType) and fn.__module__ != Interpreter.__module__ \
+                and name not in LADDER_HOOKS:
             operations.add(name)
     return frozenset(operations)
 
@@ -256,7 +262,8 @@ for _opname, _n in (("LOAD_ATTR", 1), ("GET_ITER", 1), ("UNPACK_SEQUENCE", 1),
 float_reads_top("LOAD_METHOD", 1, until=_V312)
 float_reads_top("LOAD_SUPER_ATTR", 3, since=_V312)
 
-# The data-model entry points CaptureInterpreter wraps (interpreter.py).
+# The data-model entry points CaptureInterpreter wraps (interpreter.py; its
+# ``call`` is the core's ladder with its hooks, see interp/calls.py).
 for _operation in ("load_attr", "plain_method", "getitem", "contains", "length", "truth",
                    "get_iter", "next_value", "iterate", "unpack", "store_attr",
                    "delete_attr", "setitem", "delitem", "call", "call_function"):

@@ -1,14 +1,23 @@
-"""Calls the capture handles itself, by identity of the callee.
+"""Calls the capture handles itself, by identity of the callee: its entries
+in the one interception registry (``calls.INTERCEPTIONS``, as capture
+handlers, which win over the plain lookasides while capture is on).
 
 * ``print``, logging (logger methods and module functions),
   ``warnings.warn`` and ``torch.set_printoptions`` run now and are replayed
-  by the mock (:func:`_deferred`);
-* ``hasattr``/``getattr``/``len``/``__import__`` go through the
-  interpreter's own attribute and length rules, so their reads are guarded;
+  by the mock (:func:`deferred`);
+* ``__import__``: the module it returns is reached by identity;
+* builtins that consume their arguments' items (:data:`CONSUMERS`) guard
+  those items before their lookaside runs;
 * ``torch.compiler.is_compiling()`` is True while capturing.
 
-:data:`SPECIAL_CALLS` maps ``id(fn)`` to ``(fn, handler)``; a handler is
-called as ``handler(vm, fn, args, kwargs)``.
+(``hasattr``/``getattr``/``len`` need no entry: their lookasides go through
+the interpreter's own attribute and length rules, so their reads are
+guarded, and the absence of an attribute is guarded through
+``CaptureInterpreter.missing_attribute``.)
+
+Handlers are called as ``handler(vm, args, kwargs)`` like every
+interception; a Python function's capture handler is run by
+``CaptureInterpreter.call_function``.
 
 Records (:class:`~.state.Capture`): owns none; reads ``breaks`` (a deferred
 call pauses capture through :meth:`.state.BreakState.paused`) and
@@ -21,7 +30,7 @@ import warnings
 import torch
 
 from ..codegen.trampoline import trampoline
-from ..interp import calls
+from ..interp import calls, lookasides  # noqa: F401  (the plain handlers, wrapped below)
 from ..refgraph.sources import Root
 
 Tensor = torch.Tensor
@@ -81,62 +90,71 @@ def _printable(args, kwargs):
     return True
 
 
-def _hasattr(vm, fn, args, kwargs):
-    obj, name = args
-    try:
-        vm.load_attr(obj, name)
-    except AttributeError:
-        vm.refgraph.read_hasattr(obj, name, False, vm.capture.site()) \
-            if vm.capture.breaks.active else None
-        return False
-    return True
-
-
-def _getattr(vm, fn, args, kwargs):
-    if len(args) == 3:
-        try:
-            return vm.load_attr(args[0], args[1])
-        except AttributeError:
-            if vm.capture.breaks.active:
-                vm.refgraph.read_hasattr(args[0], args[1], False, vm.capture.site())
-            return args[2]
-    return vm.load_attr(args[0], args[1])
-
-
-def _import(vm, fn, args, kwargs):
+def _import(vm, args, kwargs):
     """``__import__``: the module it returns is reached by identity (a
     root); reads through it are guarded like any other."""
-    module = calls.call(vm, fn, args, kwargs)
+    module = calls.call(vm, __import__, args, kwargs)
     if vm.capture.breaks.active and isinstance(module, types.ModuleType) \
             and not vm.refgraph.is_outside(module):
         vm.refgraph.register(module, Root(module, module.__name__))
     return module
 
 
-def _len(vm, fn, args, kwargs):
-    if len(args) != 1 or kwargs:
-        return calls.call(vm, fn, args, kwargs)
-    return vm.length(args[0])
+_CONSUMER_CALLABLES = (list, tuple, dict, set, frozenset, sorted, enumerate, zip, reversed,
+                       sum, min, max, any, all, iter, map, filter, str.join, dict.fromkeys)
+CONSUMERS = frozenset(id(f) for f in _CONSUMER_CALLABLES)
+"""Builtins whose only outside reads are the items of container arguments."""
 
 
-SPECIAL_CALLS = {}
+class _Deferred:
+    """The capture handler of a call the mock replays (:func:`deferred`)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, vm, args, kwargs):
+        return deferred(vm, self.fn, tuple(args), kwargs or {})
+
+
+def captured_call(fn):
+    """Capture's own handler for calls of ``fn``, or None (also when capture
+    only runs ``fn``'s plain lookaside)."""
+    handler = calls.interception(fn, calls.CAPTURE)
+    return None if handler is calls.interception(fn) else handler
 
 
 def is_deferred(fn):
     """True if ``fn`` is a call replayed by the mock."""
-    special = SPECIAL_CALLS.get(id(fn))
-    return special is not None and special[0] is fn and special[1] is deferred
+    return type(calls.interception(fn, calls.CAPTURE)) is _Deferred
 
 
-def _special(fn, handler):
-    SPECIAL_CALLS[id(fn)] = (fn, handler)
+def _reading_arguments(lookaside):
+    """The capture handler of a consumer: guard its arguments' items, then
+    run its lookaside."""
+
+    def run(vm, args, kwargs):
+        for a in args:
+            vm._read_all(a)
+        return lookaside(vm, args, kwargs)
+
+    return run
 
 
-def _compiling(vm, fn, args, kwargs):
+def _compiling(vm, args, kwargs):
     """``torch.compiler.is_compiling()`` is True while capturing, as under
     ``torch.compile``: libraries then skip data-dependent checks that only
     exist to save time in eager mode (transformers' mask skipping)."""
     return True
+
+
+def _special(fn, handler):
+    calls.intercept(fn, handler, calls.CAPTURE)
+
+
+def _defer(fn):
+    _special(fn, _Deferred(fn))
 
 
 for _fn in (getattr(torch.compiler, "is_compiling", None),
@@ -144,19 +162,18 @@ for _fn in (getattr(torch.compiler, "is_compiling", None),
             getattr(torch._utils, "is_compiling", None)):
     if _fn is not None:
         _special(_fn, _compiling)
-_special(print, deferred)
-_special(torch.set_printoptions, deferred)  # replayed so that replayed prints match
-_special(warnings.warn, deferred)
-_special(len, _len)
+_defer(print)
+_defer(torch.set_printoptions)  # replayed so that replayed prints match
+_defer(warnings.warn)
 _special(__import__, _import)
-_special(hasattr, lambda vm, fn, a, k: _hasattr(vm, fn, a, k) if len(a) == 2 and not k
-         and type(a[1]) is str else calls.call(vm, fn, a, k))
-_special(getattr, lambda vm, fn, a, k: _getattr(vm, fn, a, k) if len(a) in (2, 3) and not k
-         and type(a[1]) is str else calls.call(vm, fn, a, k))
 for _name in LOGGER_METHODS:
-    _special(getattr(logging.Logger, _name), deferred)
+    _defer(getattr(logging.Logger, _name))
     if hasattr(logging, _name):
-        _special(getattr(logging, _name), deferred)
+        _defer(getattr(logging, _name))
+for _fn in _CONSUMER_CALLABLES:
+    _lookaside = calls.interception(_fn)
+    if _lookaside is not None:
+        _special(_fn, _reading_arguments(_lookaside))
 
 
-del _name, _fn
+del _name, _fn, _lookaside

@@ -1,18 +1,56 @@
-"""Call dispatch: interpret Python callees, run C callees natively.
+"""Call dispatch: the one call ladder, and the hooks that extend it.
 
 ``call(vm, fn, args, kwargs)`` is the single entry point for every call the
 interpreted program makes (``CALL``, ``CALL_FUNCTION_EX``, and calls made by
-protocols).  It decides:
+protocols).  It goes down one ladder:
 
 * Python functions (and bound methods of them) run in a new interpreted
   frame;
-* a *lookaside* replaces builtins that need the caller's frame or call back
-  into Python (``super``, ``locals``, ``sorted(key=...)``...);
+* a callable registered in :data:`INTERCEPTIONS` is replaced by its handler
+  (the *lookasides*, pyinterp/interp/lookasides.py: builtins that need the
+  caller's frame or call back into Python, ``super``, ``locals``,
+  ``sorted(key=...)``...);
+* C callables run natively (a bound C method listed in
+  :data:`METHOD_LOOKASIDES` by its replacement);
 * classes are constructed with ``type.__call__``'s algorithm, so a Python
   ``__new__``/``__init__``/metaclass ``__call__`` is interpreted;
 * ``functools.partial`` is unwrapped;
 * objects with a Python ``__call__`` have it interpreted;
 * everything else is C code and is called natively.
+
+Hooks.  An interpreter subclass (graph capture, the hybrid runner) changes
+what happens at the ladder's decision points by overriding these methods of
+:class:`~pyinterp.interp.vm.Interpreter`, never the ladder itself.  Each
+takes the interpreter first; the plain interpreter's are this module's
+functions of the same name, or None where the ladder's own step needs no
+call:
+
+``divert_call(vm, fn, args, kwargs)``
+    Consulted first, on every call that enters the ladder: None to go on
+    down it, or the function ``(vm, fn, args, kwargs)`` that makes this call
+    instead (:func:`call`, this module's plain ladder, for the plain
+    behaviour).  The plain interpreter has none (the attribute is None).
+``call_function(vm, func, args, kwargs)``
+    A Python function's entry (also ``CALL``'s fast path).
+``call_native(vm, fn, args, kwargs)``
+    A C callable, or an object whose ``__call__`` is C code.  None in the
+    plain interpreter: the ladder calls C code itself (the commonest calls
+    pay for no extra Python call), so a hook makes its plain native call
+    with :func:`call`.
+``construct(vm, cls, args, kwargs)``
+    A class called.
+``call_object(vm, fn, method, args, kwargs)``
+    An object whose type has a Python ``__call__`` (``method``).
+``interception_mode``
+    Which handler of an :data:`INTERCEPTIONS` entry the interpreter runs:
+    :data:`PLAIN` or :data:`CAPTURE`.
+
+The hooks are bound into a subclass's own copy of the ladder when the class
+is made (:func:`ladder`, called by ``Interpreter.__init_subclass__``), so the
+plain interpreter pays no attribute lookup for them.  The recursion of the
+ladder (a bound method's function, a partial's callable) goes through the
+same copy; :func:`construct` and the plain hooks call this module's plain
+ladder and :func:`call_function`.
 """
 import functools
 import re
@@ -34,44 +72,112 @@ _NATIVE_CALLABLES = frozenset({
     types.WrapperDescriptorType, types.MethodWrapperType,
     types.ClassMethodDescriptorType,
 })
-LOOKASIDES = {}
-"""id(builtin) -> (builtin, replacement(vm, args, kwargs)); see lookasides.py"""
+
+INTERCEPTIONS = {}
+"""The one registry of intercepted calls: ``id(callable) -> (callable,
+plain handler, capture handler)``.  A handler is called as ``handler(vm,
+args, kwargs)`` in place of the callable (``args`` a sequence, ``kwargs`` a
+dict or None).  Register with :func:`intercept`."""
+PLAIN = 1
+"""Index of the plain handler in an :data:`INTERCEPTIONS` entry: the one
+every interpreter runs, capture included unless it registered its own."""
+CAPTURE = 2
+"""Index of the capture handler: the one the capture interpreter runs while
+it captures (its own entry if it registered one, else the plain handler).
+After a break capture runs the plain ladder, hence the plain handler."""
 METHOD_LOOKASIDES = {}
 """(type, method name) -> replacement(vm, self, args, kwargs), for bound C
-methods such as ``some_list.sort``."""
+methods such as ``some_list.sort``: they are made afresh on each attribute
+read, so they have no identity to register in :data:`INTERCEPTIONS`."""
 
 
-def call(vm, fn, args, kwargs=None):
-    """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program."""
-    tp = type(fn)
-    if tp is FunctionType:
-        return call_function(vm, fn, args, kwargs)
-    if tp is MethodType:
-        return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
-    entry = LOOKASIDES.get(id(fn))
+def intercept(fn, handler, mode=PLAIN):
+    """Register ``handler(vm, args, kwargs)`` to run in place of calls of
+    ``fn``: as its plain handler (``mode=PLAIN``, which capture also runs
+    unless it has its own), or as its capture handler (``mode=CAPTURE``,
+    which wins while capture is on).  An entry whose handler for a mode is
+    None is not intercepted in that mode."""
+    entry = INTERCEPTIONS.get(id(fn))
+    plain = captured = None
     if entry is not None and entry[0] is fn:
-        return entry[1](vm, args, kwargs)
-    if tp in _NATIVE_CALLABLES:
-        if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
-            owner = fn.__self__
-            replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
-            if replacement is not None:
-                return replacement(vm, owner, args, kwargs)
+        plain, captured = entry[PLAIN], entry[CAPTURE]
+    if mode == PLAIN:
+        if captured is plain:  # capture has no handler of its own
+            captured = handler
+        plain = handler
+    else:
+        captured = handler
+    INTERCEPTIONS[id(fn)] = (fn, plain, captured)
+
+
+def interception(fn, mode=PLAIN):
+    """The handler registered for calls of ``fn`` in ``mode``, or None."""
+    entry = INTERCEPTIONS.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        return entry[mode]
+    return None
+
+
+LADDER_HOOKS = ("divert_call", "call_native", "construct", "call_object")
+"""The hooks only the ladder calls (``call_function`` is a hook too, and
+also the entry point of ``CALL``'s fast path)."""
+
+
+def ladder(divert_call, call_function, call_native, construct, call_object, interception_mode):
+    """The call ladder with the given hooks bound in (see the module docstring)."""
+
+    def call(vm, fn, args, kwargs=None):
+        """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program."""
+        if divert_call is not None:
+            diverted = divert_call(vm, fn, args, kwargs)
+            if diverted is not None:
+                return diverted(vm, fn, args, kwargs)
+        tp = type(fn)
+        if tp is FunctionType:
+            return call_function(vm, fn, args, kwargs)
+        if tp is MethodType:
+            return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
+        entry = INTERCEPTIONS.get(id(fn))
+        if entry is not None and entry[0] is fn:
+            handler = entry[interception_mode]
+            if handler is not None:
+                return handler(vm, args, kwargs)
+        if tp in _NATIVE_CALLABLES:
+            if call_native is not None:
+                return call_native(vm, fn, args, kwargs)
+            if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
+                owner = fn.__self__
+                replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
+                if replacement is not None:
+                    return replacement(vm, owner, args, kwargs)
+            if kwargs:
+                return fn(*args, **kwargs)
+            return fn(*args)
+        if isinstance(fn, type):
+            return construct(vm, fn, args, kwargs)
+        if tp is functools.partial:
+            merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
+            return call(vm, fn.func, fn.args + tuple(args), merged)
+        method = lookup(tp, "__call__")
+        if needs_interpreter(method):
+            return call_object(vm, fn, method, args, kwargs)
+        if call_native is not None:
+            return call_native(vm, fn, args, kwargs)
         if kwargs:
             return fn(*args, **kwargs)
         return fn(*args)
-    if isinstance(fn, type):
-        return construct(vm, fn, args, kwargs)
-    if tp is functools.partial:
-        merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
-        return call(vm, fn.func, fn.args + tuple(args), merged)
-    method = lookup(tp, "__call__")
-    if needs_interpreter(method) and tp not in HOST_TYPES:
-        return call_special(vm, method, fn, *args) if not kwargs else \
-            _call_special_kw(vm, method, fn, args, kwargs)
+
+    return call
+
+
+def call_object(vm, fn, method, args, kwargs=None):
+    """``fn(...)`` for an object whose type has a Python ``__call__``
+    (``method``): interpreted, except for pyinterp's own helper types."""
+    if type(fn) in HOST_TYPES:
+        return fn(*args, **kwargs) if kwargs else fn(*args)
     if kwargs:
-        return fn(*args, **kwargs)
-    return fn(*args)
+        return _call_special_kw(vm, method, fn, args, kwargs)
+    return call_special(vm, method, fn, *args)
 
 
 def _call_special_kw(vm, method, obj, args, kwargs):
@@ -163,3 +269,7 @@ def namespace_with_module(vm, namespace):
     namespace = dict.copy(namespace)
     namespace["__module__"] = module
     return namespace
+
+
+call = ladder(None, call_function, None, construct, call_object, PLAIN)
+"""The plain ladder: what :class:`~pyinterp.interp.vm.Interpreter` runs."""

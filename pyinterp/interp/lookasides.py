@@ -2,7 +2,9 @@
 or that would call back into Python natively.
 
 A lookaside has the signature ``(vm, args, kwargs) -> result`` and is
-registered for one builtin object with :func:`lookaside`.  Whenever it can,
+registered for one builtin object with :func:`lookaside`, as that object's
+plain handler in the one interception registry (``calls.INTERCEPTIONS``;
+capture runs it too unless it registers its own).  Whenever it can,
 a lookaside defers to the real builtin for argument checking and error
 messages (it calls it natively once no Python code would run inside it).
 
@@ -30,7 +32,7 @@ import types
 import warnings
 
 from .model import lookup as _lookup
-from .calls import LOOKASIDES, METHOD_LOOKASIDES, namespace_with_module
+from .calls import METHOD_LOOKASIDES, intercept, interception, namespace_with_module
 from .model.dunders import needs_interpreter
 from .decode import localsplus_names
 from .frame import Frame
@@ -44,7 +46,7 @@ def lookaside(*targets):
 
     def register(fn):
         for target in targets:
-            LOOKASIDES[id(target)] = (target, fn)
+            intercept(target, fn)
         return fn
 
     return register
@@ -60,7 +62,7 @@ def interpreted(vm, fn):
     Handed to C code (``map``, ``sorted``...) in place of a Python function
     so that the callback is interpreted.  C callables are returned as is.
     """
-    if fn is None or (type(fn) in _NATIVE_CALLABLES and id(fn) not in LOOKASIDES):
+    if fn is None or (type(fn) in _NATIVE_CALLABLES and interception(fn) is None):
         return fn
 
     def run(*args, **kwargs):
@@ -625,7 +627,7 @@ def _getattr(vm, args, kwargs):
     try:
         return vm.load_attr(args[0], args[1])
     except AttributeError:
-        pass
+        vm.missing_attribute(args[0], args[1])
     return args[2]
 
 
@@ -636,6 +638,7 @@ def _hasattr(vm, args, kwargs):
     try:
         vm.load_attr(args[0], args[1])
     except AttributeError:
+        vm.missing_attribute(args[0], args[1])
         return False
     return True
 

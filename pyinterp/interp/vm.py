@@ -266,8 +266,6 @@ class Interpreter:
     # Handlers reach every protocol through ``vm`` (they never import
     # pyinterp), so these class attributes are the interface of the opcode
     # package.  Each is a plain function taking ``vm`` first.
-    call = calls.call
-    call_function = calls.call_function
     call_special = dunders.call_special
     bind = dunders.bind
     lookup = staticmethod(lookup_module.lookup)
@@ -301,6 +299,29 @@ class Interpreter:
     reraise = staticmethod(excstate.reraise)
     current_exception = staticmethod(sys.exception)
     async_gen_wrap = staticmethod(generators.AsyncGenWrapped)
+
+    # -- calls: the one ladder and its hooks (calls.py) -------------------
+    # A subclass overrides hooks, never ``call``: ``__init_subclass__``
+    # gives it its own copy of the ladder with its hooks bound in.
+    call = calls.call
+    divert_call = None
+    call_function = calls.call_function
+    call_native = None
+    construct = calls.construct
+    call_object = calls.call_object
+    interception_mode = calls.PLAIN
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "call" in cls.__dict__:
+            raise TypeError("%s overrides the call ladder; override its hooks instead"
+                            % cls.__name__)
+        cls.call = calls.ladder(cls.divert_call, cls.call_function, cls.call_native,
+                                cls.construct, cls.call_object, cls.interception_mode)
+
+    def missing_attribute(self, obj, name):
+        """``hasattr``/``getattr`` with a default found no attribute ``name``
+        on ``obj`` (a hook: capture guards the absence; nothing here)."""
 
     def isinstance(self, obj, cls):
         """``isinstance`` for match patterns (``__instancecheck__`` runs natively)."""

@@ -73,7 +73,8 @@ def runner(fn, wrap, wrappers):
 
 class TracedCalleesInterpreter(Interpreter):
     """The plain interpreter for one frame; its Python callees run through
-    their traced wrappers, every other callee natively."""
+    their traced wrappers, every other callee natively (two hooks of the
+    call ladder: ``divert_call`` and ``call_function``)."""
 
     def __init__(self, wrap, wrappers):
         super().__init__()
@@ -81,24 +82,21 @@ class TracedCalleesInterpreter(Interpreter):
         self.wrappers = wrappers
         self.entered = False
 
-    def call(self, fn, args, kwargs=None):
+    def divert_call(self, fn, args, kwargs):
+        """The call ladder's first step: the call that enters the function's
+        own frame goes down the plain ladder; every later one is made by
+        :func:`_traced_or_native`."""
         if not self.entered:  # the function's own frame: interpreted
             self.entered = True
-            return calls.call(self, fn, args, kwargs)
-        lookaside = calls.LOOKASIDES.get(id(fn))
-        if lookaside is not None and lookaside[0] is fn:
-            return lookaside[1](self, args, kwargs)
-        wrapper = self._wrapper(fn)
-        if wrapper is not None:
-            fn = wrapper
-        return fn(*args, **kwargs) if kwargs else fn(*args)
+            return calls.call
+        return _traced_or_native
 
     def call_function(self, func, args, kwargs=None):
         """``CALL`` of a plain Python function (the interpreter's fast path)."""
         if not self.entered:
             self.entered = True
             return calls.call_function(self, func, args, kwargs)
-        return self.call(func, args, kwargs)
+        return _traced_or_native(self, func, args, kwargs)
 
     def _wrapper(self, fn):
         found = _wrapped_key(fn)
@@ -111,6 +109,18 @@ class TracedCalleesInterpreter(Interpreter):
         wrapper = self.wrap(fn)
         self.wrappers[key] = (owner, wrapper)
         return wrapper
+
+
+def _traced_or_native(vm, fn, args, kwargs):
+    """A call made by the interpreted frame: by its lookaside if it has one,
+    else natively, through the callee's traced wrapper if it gets one."""
+    handler = calls.interception(fn)
+    if handler is not None:
+        return handler(vm, args, kwargs)
+    wrapper = vm._wrapper(fn)
+    if wrapper is not None:
+        fn = wrapper
+    return fn(*args, **kwargs) if kwargs else fn(*args)
 
 
 def wraps(fn):
