@@ -46,11 +46,11 @@ call:
     :data:`PLAIN` or :data:`CAPTURE`.
 
 The hooks are bound into a subclass's own copy of the ladder when the class
-is made (:func:`ladder`, called by ``Interpreter.__init_subclass__``), so the
-plain interpreter pays no attribute lookup for them.  The recursion of the
-ladder (a bound method's function, a partial's callable) goes through the
-same copy; :func:`construct` and the plain hooks call this module's plain
-ladder and :func:`call_function`.
+is made (:func:`ladder`, called by ``Interpreter.__init_subclass__``), so no
+call pays an attribute lookup for them.  The recursion of the ladder (a
+bound method's function, a partial's callable) goes through the same copy;
+:func:`construct` and the plain hooks call this module's plain ladder and
+:func:`call_function`.
 """
 import functools
 import re
@@ -118,56 +118,75 @@ def interception(fn, mode=PLAIN):
     return None
 
 
+def call(vm, fn, args, kwargs=None):
+    """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program.
+
+    The ladder.  Its hooks are the module-level names ``divert_call``,
+    ``call_function``, ``call_native``, ``construct``, ``call_object`` and
+    ``interception_mode``: here the plain ones; a copy made by
+    :func:`ladder` runs this same code with its own."""
+    if divert_call is not None:
+        diverted = divert_call(vm, fn, args, kwargs)
+        if diverted is not None:
+            return diverted(vm, fn, args, kwargs)
+    tp = type(fn)
+    if tp is FunctionType:
+        return call_function(vm, fn, args, kwargs)
+    if tp is MethodType:
+        return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
+    entry = INTERCEPTIONS.get(id(fn))
+    if entry is not None and entry[0] is fn:
+        handler = entry[interception_mode]
+        if handler is not None:
+            return handler(vm, args, kwargs)
+    if tp in _NATIVE_CALLABLES:
+        if call_native is not None:
+            return call_native(vm, fn, args, kwargs)
+        if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
+            owner = fn.__self__
+            replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
+            if replacement is not None:
+                return replacement(vm, owner, args, kwargs)
+        if kwargs:
+            return fn(*args, **kwargs)
+        return fn(*args)
+    if isinstance(fn, type):
+        return construct(vm, fn, args, kwargs)
+    if tp is functools.partial:
+        merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
+        return call(vm, fn.func, fn.args + tuple(args), merged)
+    method = lookup(tp, "__call__")
+    if needs_interpreter(method):
+        return call_object(vm, fn, method, args, kwargs)
+    if call_native is not None:
+        return call_native(vm, fn, args, kwargs)
+    if kwargs:
+        return fn(*args, **kwargs)
+    return fn(*args)
+
+
+# The plain ladder's hooks that are not functions of this module.
+divert_call = None
+call_native = None
+interception_mode = PLAIN
+
 LADDER_HOOKS = ("divert_call", "call_native", "construct", "call_object")
 """The hooks only the ladder calls (``call_function`` is a hook too, and
 also the entry point of ``CALL``'s fast path)."""
 
 
 def ladder(divert_call, call_function, call_native, construct, call_object, interception_mode):
-    """The call ladder with the given hooks bound in (see the module docstring)."""
-
-    def call(vm, fn, args, kwargs=None):
-        """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program."""
-        if divert_call is not None:
-            diverted = divert_call(vm, fn, args, kwargs)
-            if diverted is not None:
-                return diverted(vm, fn, args, kwargs)
-        tp = type(fn)
-        if tp is FunctionType:
-            return call_function(vm, fn, args, kwargs)
-        if tp is MethodType:
-            return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
-        entry = INTERCEPTIONS.get(id(fn))
-        if entry is not None and entry[0] is fn:
-            handler = entry[interception_mode]
-            if handler is not None:
-                return handler(vm, args, kwargs)
-        if tp in _NATIVE_CALLABLES:
-            if call_native is not None:
-                return call_native(vm, fn, args, kwargs)
-            if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
-                owner = fn.__self__
-                replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
-                if replacement is not None:
-                    return replacement(vm, owner, args, kwargs)
-            if kwargs:
-                return fn(*args, **kwargs)
-            return fn(*args)
-        if isinstance(fn, type):
-            return construct(vm, fn, args, kwargs)
-        if tp is functools.partial:
-            merged = {**fn.keywords, **kwargs} if kwargs else fn.keywords
-            return call(vm, fn.func, fn.args + tuple(args), merged)
-        method = lookup(tp, "__call__")
-        if needs_interpreter(method):
-            return call_object(vm, fn, method, args, kwargs)
-        if call_native is not None:
-            return call_native(vm, fn, args, kwargs)
-        if kwargs:
-            return fn(*args, **kwargs)
-        return fn(*args)
-
-    return call
+    """A copy of :func:`call` that runs with the given hooks: the same code
+    object, with a namespace of its own where the hooks' names (and
+    ``call``, for the recursion) are bound to this copy's.  (Global names,
+    unlike a closure's cells, cost a call nothing to set up.)"""
+    namespace = dict(globals(), divert_call=divert_call, call_function=call_function,
+                     call_native=call_native, construct=construct, call_object=call_object,
+                     interception_mode=interception_mode)
+    copy = types.FunctionType(call.__code__, namespace, call.__name__, call.__defaults__)
+    copy.__doc__, copy.__qualname__ = call.__doc__, call.__qualname__
+    namespace["call"] = copy
+    return copy
 
 
 def call_object(vm, fn, method, args, kwargs=None):
@@ -270,6 +289,3 @@ def namespace_with_module(vm, namespace):
     namespace["__module__"] = module
     return namespace
 
-
-call = ladder(None, call_function, None, construct, call_object, PLAIN)
-"""The plain ladder: what :class:`~pyinterp.interp.vm.Interpreter` runs."""
