@@ -22,8 +22,7 @@ Hooks.  An interpreter subclass (graph capture, the hybrid runner) changes
 what happens at the ladder's decision points by overriding these methods of
 :class:`~pyinterp.interp.vm.Interpreter`, never the ladder itself.  Each
 takes the interpreter first; the plain interpreter's are this module's
-functions of the same name, or None where the ladder's own step needs no
-call:
+names of the same name (functions, or None where the ladder has no step):
 
 ``divert_call(vm, fn, args, kwargs)``
     Consulted first, on every call that enters the ladder: None to go on
@@ -33,10 +32,10 @@ call:
 ``call_function(vm, func, args, kwargs)``
     A Python function's entry (also ``CALL``'s fast path).
 ``call_native(vm, fn, args, kwargs)``
-    A C callable, or an object whose ``__call__`` is C code.  None in the
-    plain interpreter: the ladder calls C code itself (the commonest calls
-    pay for no extra Python call), so a hook makes its plain native call
-    with :func:`call`.
+    A C callable, or an object whose ``__call__`` is C code.  The plain
+    ladder calls the builtin callable types itself (the commonest calls pay
+    for no extra Python call); a copy with its own hook sends every C call
+    there, and the hook makes its plain native call with :func:`call`.
 ``construct(vm, cls, args, kwargs)``
     A class called.
 ``call_object(vm, fn, method, args, kwargs)``
@@ -121,14 +120,11 @@ def interception(fn, mode=PLAIN):
 def call(vm, fn, args, kwargs=None):
     """Call ``fn(*args, **kwargs)`` on behalf of the interpreted program.
 
-    The ladder.  Its hooks are the module-level names ``divert_call``,
-    ``call_function``, ``call_native``, ``construct``, ``call_object`` and
+    The ladder.  Its hooks are the module-level names ``call_function``,
+    ``call_native``, ``construct``, ``call_object`` and
     ``interception_mode``: here the plain ones; a copy made by
-    :func:`ladder` runs this same code with its own."""
-    if divert_call is not None:
-        diverted = divert_call(vm, fn, args, kwargs)
-        if diverted is not None:
-            return diverted(vm, fn, args, kwargs)
+    :func:`ladder` runs this same code with its own (and consults its
+    ``divert_call`` first)."""
     tp = type(fn)
     if tp is FunctionType:
         return call_function(vm, fn, args, kwargs)
@@ -139,9 +135,7 @@ def call(vm, fn, args, kwargs=None):
         handler = entry[interception_mode]
         if handler is not None:
             return handler(vm, args, kwargs)
-    if tp in _NATIVE_CALLABLES:
-        if call_native is not None:
-            return call_native(vm, fn, args, kwargs)
+    if tp in _INLINE_NATIVE:
         if (tp is types.BuiltinFunctionType or tp is _BuiltinMethodType) and METHOD_LOOKASIDES:
             owner = fn.__self__
             replacement = METHOD_LOOKASIDES.get((type(owner), fn.__name__))
@@ -158,35 +152,56 @@ def call(vm, fn, args, kwargs=None):
     method = lookup(tp, "__call__")
     if needs_interpreter(method):
         return call_object(vm, fn, method, args, kwargs)
-    if call_native is not None:
-        return call_native(vm, fn, args, kwargs)
-    if kwargs:
-        return fn(*args, **kwargs)
-    return fn(*args)
+    return call_native(vm, fn, args, kwargs)
 
 
-# The plain ladder's hooks that are not functions of this module.
-divert_call = None
-call_native = None
-interception_mode = PLAIN
-
+_INLINE_NATIVE = _NATIVE_CALLABLES
+"""The C callables the ladder calls itself (the commonest calls: no hook to
+call); in a copy with a ``call_native`` hook, none: all go to the hook."""
+HOOKS = ("divert_call", "call_function", "call_native", "construct", "call_object",
+         "interception_mode")
+"""The names of the ladder's hooks (attributes of an interpreter class)."""
 LADDER_HOOKS = ("divert_call", "call_native", "construct", "call_object")
 """The hooks only the ladder calls (``call_function`` is a hook too, and
 also the entry point of ``CALL``'s fast path)."""
+divert_call = None
+"""The plain ladder has no first step."""
+interception_mode = PLAIN
 
 
-def ladder(divert_call, call_function, call_native, construct, call_object, interception_mode):
-    """A copy of :func:`call` that runs with the given hooks: the same code
-    object, with a namespace of its own where the hooks' names (and
-    ``call``, for the recursion) are bound to this copy's.  (Global names,
-    unlike a closure's cells, cost a call nothing to set up.)"""
-    namespace = dict(globals(), divert_call=divert_call, call_function=call_function,
-                     call_native=call_native, construct=construct, call_object=call_object,
-                     interception_mode=interception_mode)
-    copy = types.FunctionType(call.__code__, namespace, call.__name__, call.__defaults__)
-    copy.__doc__, copy.__qualname__ = call.__doc__, call.__qualname__
-    namespace["call"] = copy
-    return copy
+def ladder(hooks):
+    """A copy of :func:`call` that runs with the hooks of ``hooks`` (an
+    interpreter class, see :data:`HOOKS`): the same code object, with a
+    namespace of its own where the hooks' names are bound to them, and
+    ``call`` (the recursion) to the copy's entry: the ladder itself, or a
+    first step that consults a ``divert_call`` hook.  (Global names, unlike
+    a closure's cells, cost a call nothing to set up; and the plain ladder
+    has no step it skips.)"""
+    namespace = dict(globals())
+    namespace.update((name, getattr(hooks, name)) for name in HOOKS)
+    if namespace["call_native"] is not call_native:
+        namespace["_INLINE_NATIVE"] = frozenset()
+    body = types.FunctionType(call.__code__, namespace, call.__name__, call.__defaults__)
+    divert = namespace["divert_call"]
+
+    def diverting(vm, fn, args, kwargs=None):
+        diverted = divert(vm, fn, args, kwargs)
+        if diverted is not None:
+            return diverted(vm, fn, args, kwargs)
+        return body(vm, fn, args, kwargs)
+
+    entry = body if divert is None else diverting
+    entry.__doc__, entry.__qualname__ = call.__doc__, call.__qualname__
+    namespace["call"] = entry
+    return entry
+
+
+def call_native(vm, fn, args, kwargs=None):
+    """Call C code natively: a callable object whose ``__call__`` is C code
+    (the builtin callable types the plain ladder calls itself)."""
+    if kwargs:
+        return fn(*args, **kwargs)
+    return fn(*args)
 
 
 def call_object(vm, fn, method, args, kwargs=None):

@@ -306,7 +306,7 @@ class Interpreter:
     call = calls.call
     divert_call = None
     call_function = calls.call_function
-    call_native = None
+    call_native = calls.call_native
     construct = calls.construct
     call_object = calls.call_object
     interception_mode = calls.PLAIN
@@ -316,8 +316,7 @@ class Interpreter:
         if "call" in cls.__dict__:
             raise TypeError("%s overrides the call ladder; override its hooks instead"
                             % cls.__name__)
-        cls.call = calls.ladder(cls.divert_call, cls.call_function, cls.call_native,
-                                cls.construct, cls.call_object, cls.interception_mode)
+        cls.call = calls.ladder(cls)
 
     def missing_attribute(self, obj, name):
         """``hasattr``/``getattr`` with a default found no attribute ``name``
