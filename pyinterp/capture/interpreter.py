@@ -1,6 +1,6 @@
 """The interpreter with capture on: the annotation rules of the opcodes.
 
-:class:`CaptureInterpreter` is the plain :class:`~pyinterp.vm.Interpreter`
+:class:`CaptureInterpreter` is the plain :class:`~pyinterp.interp.vm.Interpreter`
 with its data-model entry points (``load_attr``, ``getitem``...) wrapped:
 each runs the real operation, then tells the RefGraph what was read from or
 written to outside state.  Calls go down the core's one call ladder

@@ -2,7 +2,7 @@
 
 An int or bool computed from tensor data that only feeds tensor ops,
 Python arithmetic, or a data-dependent ``if`` is captured as a 0-d node,
-tracked by the stack slot or local that holds it (``pyinterp/tracked_ints.py``):
+tracked by the stack slot or local that holds it (``pyinterp/capture/values/tracked_ints.py``):
 one graph, no break, and later calls with other data (other counts, the
 other branch) hit that graph and give eager's result.  Every other use
 breaks before it runs and stays correct.

@@ -143,7 +143,7 @@ def test_log_breaks_switch_logs_each_break_with_its_line(caplog):
     assert not [r for r in caplog.records if r.name == "pyinterp.breaks"]
 
 
-# -- native entries with their callees still traced (pyinterp/hybrid.py) -------
+# -- native entries with their callees still traced (pyinterp/capture/partial/hybrid.py) -------
 class Block(torch.nn.Module):
     def __init__(self):
         super().__init__()

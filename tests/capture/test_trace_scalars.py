@@ -4,7 +4,7 @@ A Python float computed from tensor data that only feeds tensor ops, Python
 arithmetic, ``print`` or the result is captured as a 0-d node: one graph, no
 break, and every later call (with different data) is a cache hit that gives
 eager's result.  Uses that feed control flow or a native call break, and
-stay correct.  See ``pyinterp/scalars.py``.
+stay correct.  See ``pyinterp/capture/values/scalars.py``.
 """
 import contextlib
 import io

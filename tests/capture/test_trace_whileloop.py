@@ -1,4 +1,4 @@
-"""``while`` loops on tensor data as one ``torch.while_loop`` (``pyinterp/whileloop.py``).
+"""``while`` loops on tensor data as one ``torch.while_loop`` (``pyinterp/capture/graphmend/whileloop.py``).
 
 A loop whose trip count depends on tensor data, whose body only computes
 tensors of unchanged shape, becomes one ``while_loop`` node: one graph, no
