@@ -1,1 +1,3 @@
-"""pyinterp.capture.partial"""
+"""Partial graphs: a traced function split at a graph break, with a
+resume function for the rest (:mod:`.resume`), and entries that run
+natively while their callees stay traced (:mod:`.hybrid`)."""

@@ -1,1 +1,3 @@
-"""pyinterp.capture.values"""
+"""Python values the graph computes: floats (:mod:`.scalars`) and ints or
+bools (:mod:`.tracked_ints`, :mod:`.int_flow`) that come from tensor data,
+kept in the graph while only graph uses consume them."""
