@@ -71,7 +71,7 @@ def compile_graph(backend, gm, example_inputs, mode=None):
     """Compile ``gm``; on failure warn and fall back to the eager backend.
 
     The backend runs with the cyclic collector as the user had it, even
-    inside a capture (see :mod:`pyinterp.collector`).
+    inside a capture (see :mod:`pyinterp.codegen.collector`).
     """
     try:
         with collector.as_the_user_had_it():

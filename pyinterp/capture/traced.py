@@ -74,7 +74,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     module or bound ``self``): reachable by identity, never guarded.
     User exceptions propagate; under ``fullgraph`` a break raises
     :class:`GraphBreakError`.  The cyclic collector is paused throughout
-    (see :mod:`pyinterp.collector`).
+    (see :mod:`pyinterp.codegen.collector`).
     """
     with collector.paused():
         return _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
