@@ -93,8 +93,9 @@ def make_function(vm, frame, ins):
     creates the bare function and adds the parts with
     ``SET_FUNCTION_ATTRIBUTE``.
 
-    RefGraph: none (a function created by the run; calls to it run
-    interpreted).
+    RefGraph: rule `make_function`: a closure cell it shares with an outside
+    function is registered (its reads and writes are then guarded and
+    replayed); calls to the new function run interpreted.
     """
     stack = frame.stack
     code = stack.pop()

@@ -64,7 +64,8 @@ def set_function_attribute(vm, frame, ins):
     function, chosen by ``arg``: 0x01 defaults, 0x02 keyword-only defaults,
     0x04 annotations, 0x08 closure (3.11/3.12 ``MAKE_FUNCTION`` flags).
 
-    RefGraph: none, as ``MAKE_FUNCTION``.
+    RefGraph: rule `make_function` (as 3.11's ``MAKE_FUNCTION``): a closure
+    cell shared with an outside function is registered.
     """
     stack = frame.stack
     func = stack.pop()

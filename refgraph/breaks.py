@@ -70,9 +70,11 @@ kind("opaque-native-call",
      "move the call out of the traced function, or report the function so a rule "
      "can be added for it")
 kind("native-callback",
-     "torch ops ran inside a native callback the interpreter did not record "
-     "(for example a C function calling back into Python)",
-     "call the Python code directly instead of through a C function")
+     "Python code ran natively, called back by C code or by torch's own code (a hook, "
+     "a function given to a torch function, a custom autograd.Function's forward), so "
+     "its reads and writes could not be guarded or replayed; the call runs natively "
+     "on every call",
+     "call the Python code directly, or keep the call outside the traced function")
 kind("untracked-tensor",
      "a tensor reached the graph by a path pyinterp did not see",
      "pass the tensor as an argument or keep it as a module attribute")
@@ -92,3 +94,7 @@ kind("unsupported-global-state",
      "global torch state (autocast, default dtype...) changes inside the function in "
      "a way the graph cannot record",
      "set the state outside the traced function")
+kind("compiler-disable",
+     "the function is marked torch.compiler.disable (or torch._dynamo.disable): it runs "
+     "natively on every call, outside any graph, as under torch.compile",
+     "remove the decorator to have the function captured")

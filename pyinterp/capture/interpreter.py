@@ -38,7 +38,7 @@ from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from .special_calls import CONSUMERS, captured_call, deferred, is_deferred
-from . import rules
+from . import callbacks, rules
 from .variants import captured_instructions
 from ..interp.model.dunders import bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
@@ -401,6 +401,8 @@ class CaptureInterpreter(Interpreter):
         ``forward``; other objects as in the plain interpreter."""
         if type(fn) is self.traced_type:
             return self.call(fn.__wrapped__, args, kwargs)
+        if self.capture.breaks.active and callbacks.disabled(method):
+            return self._run_disabled(fn, args, kwargs)
         if isinstance(fn, torch.nn.Module):
             result = self._module_call(fn, args, kwargs)
             if result is not MISSING:
@@ -432,6 +434,10 @@ class CaptureInterpreter(Interpreter):
             handler = captured_call(func)
             if handler is not None:
                 return handler(self, args, kwargs)
+            if callbacks.disabled(func):
+                return self._run_disabled(func, args, kwargs)
+            if callbacks.allowed_in_graph(func):
+                return cap.call_in_graph(func, args, kwargs)
             if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
                 cap.break_graph("impure-call", "%s() changes the global RNG state" % func.__name__)
             elif is_torch_function(func) and func.__name__ in _GLOBAL_STATE_SETTERS:
@@ -441,6 +447,15 @@ class CaptureInterpreter(Interpreter):
                 return cap.call_torch(func, args, kwargs)
         return calls.call_function(self, func, args, kwargs)
 
+    def _run_disabled(self, fn, args, kwargs):
+        """A ``torch.compiler.disable``d function: a break before it, then
+        the call natively, as Dynamo runs it (never inside a graph; a split
+        entry calls it natively on every call)."""
+        inner = callbacks.disabled_target(fn)
+        self.capture.break_graph("compiler-disable", "%s() is marked torch.compiler.disable"
+                                 % _name_of(inner))
+        return fn(*args, **kwargs) if kwargs else fn(*args)
+
     def _is_local(self, value):
         """Created by this run (not outside, not a tensor input)."""
         return not self.refgraph.is_outside(value) and not (
@@ -449,10 +464,13 @@ class CaptureInterpreter(Interpreter):
 
     def _has_outside_object(self, args, kwargs):
         """True if an argument is an outside non-tensor object (a torch
-        function reading it natively could not be guarded)."""
+        function reading it natively could not be guarded), or a Python
+        callable that torch's code would call back natively (interpreted,
+        torch's function calls it through the interpreter: callbacks.py)."""
         rg = self.refgraph
         values = list(args) + (list(kwargs.values()) if kwargs else [])
-        return any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values)
+        return any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values) \
+            or callbacks.stored_callable(values, Tensor) is not None
 
     def construct(self, cls, args, kwargs=None):
         """A class called: ``type(x)`` registers the class it returns, torch
@@ -469,8 +487,16 @@ class CaptureInterpreter(Interpreter):
             for a in args:
                 self._read_all(a)
             return calls.construct(self, cls, args, kwargs)
+        cap = self.capture
+        if cap.breaks.active and callbacks.disabled(lookup(cls, "__init__")):
+            return self._run_disabled(cls, args, kwargs)
         if cls.__module__.startswith("torch") and not issubclass(cls, torch.nn.Module):
-            return self.capture.call_torch(cls, args, kwargs)
+            values = list(args) + (list(kwargs.values()) if kwargs else [])
+            stored = callbacks.stored_callable(values, Tensor) if cap.breaks.active else None
+            if stored is not None:  # (saved_tensors_hooks(pack, unpack))
+                cap.break_graph("native-callback", "%s() received a Python callable (%s) it "
+                                "may call natively" % (cls.__qualname__, _name_of(stored)))
+            return cap.call_torch(cls, args, kwargs)
         return calls.construct(self, cls, args, kwargs)
 
     def call_native(self, fn, args, kwargs=None):
@@ -515,7 +541,7 @@ class CaptureInterpreter(Interpreter):
         if owner is not None and type(owner) in (list, dict, set) and not rg.is_outside(owner):
             return calls.call(self, fn, args, kwargs)  # storing into the run's own container
         if _is_torch_native(fn):
-            return calls.call(self, fn, args, kwargs)
+            return self._call_torch_native(fn, args, kwargs)
         if _is_impure(fn):
             cap.break_graph("impure-call", "%s() returns a different value on every call"
                             % getattr(fn, "__qualname__", fn))
@@ -540,6 +566,33 @@ class CaptureInterpreter(Interpreter):
         if any(isinstance(v, Tensor) for v in values):
             return calls.call(self, fn, args, kwargs)
         return self._call_watched(fn, args, kwargs)
+
+    def _call_torch_native(self, fn, args, kwargs):
+        """Torch's C code called with the program's values.  It reads what it
+        receives natively: outside containers are guarded whole; any other
+        outside object (a DDP reducer, a C++ logger) or a Python callable
+        (a hook it would store) is a break before the call.  The call runs
+        watched: Python code outside torch that it calls back (the
+        ``forward`` of a custom ``autograd.Function``) is a break after it
+        (callbacks.py)."""
+        cap = self.capture
+        rg = self.refgraph
+        values = list(args) + (list(kwargs.values()) if kwargs else [])
+        for v in values:
+            if not rg.is_outside(v) or isinstance(v, _PASSIVE_ARGUMENTS):
+                continue
+            if isinstance(v, _C_CONTAINERS):
+                self._read_all(v)
+            else:
+                cap.break_graph("opaque-native-call", "torch's %s() received a %s from outside"
+                                % (_name_of(fn), type(v).__name__))
+                return calls.call(self, fn, args, kwargs)
+        stored = callbacks.stored_callable(values, Tensor)
+        if stored is not None:
+            cap.break_graph("native-callback", "torch's %s() received a Python callable (%s) "
+                            "it may call natively" % (_name_of(fn), _name_of(stored)))
+            return calls.call(self, fn, args, kwargs)
+        return cap.run_watched(fn, args, kwargs)
 
     def _call_watched(self, fn, args, kwargs):
         """Run a C callable that may call back into Python natively (an
@@ -642,6 +695,14 @@ class CaptureInterpreter(Interpreter):
 # by path: tensors (their ops are recorded), and classes, functions and
 # modules (identity-guarded; object.__new__(cls) only reads the type).
 _PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
+
+
+def _name_of(fn):
+    """A callable's qualified name for a break message (read from its type's
+    C slots or its own dict, never through a user ``__getattr__``)."""
+    name = getattr(fn, "__qualname__", None) if isinstance(
+        fn, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)) else None
+    return name if type(name) is str else type(fn).__qualname__
 
 
 def _is_object_getattribute(fn):

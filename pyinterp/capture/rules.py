@@ -200,6 +200,8 @@ variant("DELETE_GLOBAL", "variants:delete_global")
 variant("LOAD_DEREF", "variants:load_deref")
 variant("STORE_DEREF", "variants:store_deref")
 variant("DELETE_DEREF", "variants:delete_deref")
+variant("MAKE_FUNCTION", "variants:make_function", until=_V313)
+variant("SET_FUNCTION_ATTRIBUTE", "variants:make_function", since=_V313)
 for _opname in ("LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "UNPACK_SEQUENCE",
                 "UNPACK_EX"):
     variant(_opname, "variants:reads_container")

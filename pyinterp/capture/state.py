@@ -24,6 +24,7 @@ import os
 import attrs
 import torch
 
+from . import callbacks
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
@@ -242,6 +243,13 @@ class Capture:
         elif prop == "grad" or prop == "_base":
             self.break_graph("tensor-to-python", "reading .%s of a tensor" % prop)
             return func(*args, **kwargs)
+        if prop is None:
+            stored = callbacks.stored_callable(
+                tuple(args) + tuple(kwargs.values()) if kwargs else args, Tensor)
+            if stored is not None:  # Tensor.register_hook(fn), Tensor.apply_(fn)
+                self.break_graph("native-callback", "%s received a Python callable (%s) it may "
+                                 "call natively" % (_spell(func), _spell(stored)))
+                return func(*args, **kwargs)
         if self.interp.opaque:
             self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
             return func(*args, **kwargs)
@@ -309,7 +317,7 @@ class Capture:
         grad = torch.is_grad_enabled()
         inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
-        result = fn(*args, **kwargs) if kwargs else fn(*args)
+        result = self.run_watched(fn, args, kwargs)
         if self.breaks.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
                 and getattr(fn, "__name__", "") in ("__enter__", "__exit__"):
             self._record_autocast(fn.__name__, args[0])
@@ -325,6 +333,45 @@ class Capture:
                 self.break_graph("unsupported-global-state",
                                  "autocast state changed by %s" % _spell(fn))
         return result
+
+
+    def run_watched(self, fn, args, kwargs):
+        """Torch's own code run natively, watched for Python code outside
+        torch that it calls back (:mod:`.callbacks`): such code ran unseen,
+        so the call is a break (after it; a split forgets the ops it
+        recorded and runs it natively on every call).  In a speculative arm
+        that code is stopped before it runs, and the arm undone."""
+        stop = _callback_in_arm if self.speculation.depth else None
+        result, entered = callbacks.run_watched(fn, args, kwargs, stop)
+        if entered is not None and self.breaks.active:
+            self.break_graph("native-callback", "%s ran %s natively"
+                             % (_spell(fn), callbacks.describe(entered)))
+        return result
+
+    def call_in_graph(self, fn, args, kwargs):
+        """A ``torch.compiler.allow_in_graph`` function: run natively (its
+        own ops unrecorded) and recorded as one node, as Dynamo does."""
+        with self.breaks.paused():
+            result = fn(*args, **kwargs) if kwargs else fn(*args)
+        if not _all_tensors(result):
+            self.break_graph("unsupported-value", "allow_in_graph function %s returned a %s, "
+                             "not tensors" % (_spell(fn), type(result).__name__))
+            return result
+        try:
+            self.recording.recorder.record(fn, args, kwargs or {}, result)
+        except Unrepresentable as e:
+            self.break_graph(e.kind, e.message)
+        return result
+
+
+def _callback_in_arm():
+    return Speculating("a native callback in a speculative arm")
+
+
+def _all_tensors(value):
+    if isinstance(value, Tensor):
+        return True
+    return isinstance(value, (tuple, list)) and bool(value) and all(map(_all_tensors, value))
 
 
 def _autocast_args(ctx):

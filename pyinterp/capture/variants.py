@@ -18,6 +18,7 @@ updated by :func:`_run_variant` on every non-inline instruction; reads
 ``breaks``, ``speculation`` and ``recording``.
 """
 import functools
+import types
 
 import attrs
 import torch
@@ -144,6 +145,25 @@ def delete_deref(vm, frame, ins, base):
         if cell is not None:
             vm.refgraph.write_attr(cell, "cell_contents", None, vm.capture.site(), delete=True)
     return base(vm, frame, ins)
+
+
+def make_function(vm, frame, ins, base):
+    """``MAKE_FUNCTION`` (3.11, 3.12; ``SET_FUNCTION_ATTRIBUTE`` on 3.13): a
+    function made by the run whose closure shares a cell of an outside
+    function (``lambda: log.append(1)`` inside a closure over ``log``): the
+    cell is registered, so the new function's reads and writes of it are
+    guarded and replayed like the outside function's own."""
+    result = base(vm, frame, ins)
+    if vm.capture.breaks.active and frame.code.co_freevars:
+        fn = frame.stack[-1]
+        closure = fn.__closure__ if type(fn) is types.FunctionType else None
+        for cell in closure or ():
+            if not vm.refgraph.is_outside(cell):
+                for slot, value in enumerate(frame.fast):
+                    if value is cell:
+                        _outside_cell(vm, frame, slot)
+                        break
+    return result
 
 
 def jump_if_tensor(vm, frame, ins, base):

@@ -1,0 +1,316 @@
+"""Python code that torch calls back: decorators, wrappers, hooks.
+
+Each test runs a program eagerly and through ``pyinterp.trace`` on the same
+inputs over several calls (the first is a capture, the others cache hits)
+and compares the results, the side-effect logs and the gradients.  The
+Python code torch calls back (a ``torch.compiler.disable``d function, a
+custom ``autograd.Function``, a tensor hook, a checkpointed function, a
+saved-tensors hook) must have its effects on every call, as in eager.
+"""
+import functools
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+import torch.utils.checkpoint  # noqa: E402
+import torch.utils._pytree as pytree  # noqa: E402
+
+from trace_support import assert_same, fresh, traced_counting  # noqa: E402
+
+CALLS = 3
+
+
+def against_eager(make, grad=False, shape=(4,), calls=CALLS, **options):
+    """``make(log)`` builds the program; run it eagerly and traced (each
+    with its own log) on the same inputs, ``calls`` times, and compare
+    results, logs and (with ``grad``) the input's gradient after
+    ``result.sum().backward()``.  Returns the traced wrapper's counter."""
+    e_log, t_log = [], []
+    eager_fn = make(e_log)
+    traced, counter = traced_counting(make(t_log), **options)
+    for i in range(calls):
+        xe = fresh(*shape, seed=i, requires_grad=grad)
+        xt = xe.detach().clone().requires_grad_(grad)
+        expected = eager_fn(xe)
+        actual = traced(xt)
+        assert_same(actual, expected)
+        if grad:
+            expected.sum().backward()
+            actual.sum().backward()
+            assert_same(xt.grad, xe.grad, "grad after call %d" % i)
+        assert t_log == e_log, "log after call %d" % i
+    return counter
+
+
+def _graph_targets(counter):
+    return [getattr(n.target, "__name__", n.target)
+            for gm in counter.graphs for n in gm.graph.nodes if n.op.startswith("call")]
+
+
+# --------------------------------------------------------------------------
+# torch.compiler.disable
+# --------------------------------------------------------------------------
+
+DISABLES = {
+    "compiler.disable": torch.compiler.disable,
+    "_dynamo.disable": torch._dynamo.disable,
+    "non-recursive": functools.partial(torch._dynamo.disable, recursive=False),
+}
+
+
+@pytest.mark.parametrize("decorator", DISABLES.values(), ids=DISABLES.keys())
+def test_disabled_function_runs_on_every_call_outside_the_graph(decorator):
+    def make(log):
+        @decorator
+        def side(x):
+            log.append(len(log))
+            return x.mul(3)
+
+        def f(x):
+            return side(x + 1) - 1
+
+        return f
+
+    counter = against_eager(make, grad=True)
+    assert "mul" not in _graph_targets(counter)  # never inside a graph
+
+
+SIDE_LOG = []
+
+
+@torch.compiler.disable
+def _disabled_side(x):
+    SIDE_LOG.append(len(SIDE_LOG))
+    return x.mul(3)
+
+
+def _calls_disabled(x):
+    y = x.cos() + 1
+    y = _disabled_side(y)
+    return y.sin()
+
+
+def test_code_around_a_disabled_function_is_still_compiled():
+    # A split entry: the graph before the call, the call natively, the
+    # code after it traced on its own.
+    traced, counter = traced_counting(_calls_disabled)
+    runs = []
+    for i in range(CALLS):
+        runs.append(counter.runs)
+        x = fresh(4, seed=i)
+        SIDE_LOG.clear()
+        expected = _calls_disabled(x)
+        expected_log = list(SIDE_LOG)
+        SIDE_LOG.clear()
+        assert_same(traced(x), expected)
+        assert SIDE_LOG == expected_log
+    assert "mul" not in _graph_targets(counter)
+    assert "cos" in _graph_targets(counter) and "sin" in _graph_targets(counter)
+    assert counter.runs - runs[-1] == 2  # the last call ran both graphs
+
+
+def test_disabled_function_called_by_a_callee():
+    def make(log):
+        @torch.compiler.disable
+        def side(x):
+            log.append("side")
+            return x * 2
+
+        def inner(x):
+            return side(x.sin())
+
+        def f(x):
+            return inner(x) + 1
+
+        return f
+
+    against_eager(make, grad=True)
+
+
+def test_disabled_class_call_and_init():
+    def make(log):
+        @torch.compiler.disable
+        class Scale:
+            def __init__(self, k):
+                log.append(("init", k))
+                self.k = k
+
+            def __call__(self, x):
+                log.append("call")
+                return x * self.k
+
+        scale = Scale(2)
+
+        def f(x):
+            return scale(x) + Scale(3)(x)
+
+        return f
+
+    against_eager(make)
+
+
+def test_disabled_function_under_fullgraph_raises():
+    @torch.compiler.disable
+    def side(x):
+        return x * 2
+
+    def f(x):
+        return side(x) + 1
+
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        pyinterp.trace(f, backend="eager", fullgraph=True)(fresh(3))
+    assert info.value.kind == "compiler-disable"
+
+
+# --------------------------------------------------------------------------
+# torch.compiler.allow_in_graph
+# --------------------------------------------------------------------------
+
+def _scaled_sin(x):
+    return torch.sin(x) * 2
+
+
+torch.compiler.allow_in_graph(_scaled_sin)
+
+
+def test_allow_in_graph_is_one_node():
+    def make(log):
+        def f(x):
+            return _scaled_sin(x) + 1
+
+        return f
+
+    counter = against_eager(make, grad=True)
+    targets = _graph_targets(counter)
+    assert targets.count("_scaled_sin") == 1 and "sin" not in targets
+    assert counter.count == 1 and counter.runs == CALLS - 1
+
+
+# --------------------------------------------------------------------------
+# Python code that torch's own code calls back
+# --------------------------------------------------------------------------
+
+def test_custom_autograd_function_keeps_its_backward_and_effects():
+    def make(log):
+        class Triple(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                log.append("forward")
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                log.append("backward")
+                return g * 3  # not the derivative of forward: must be kept
+
+        def f(x):
+            return Triple.apply(x.cos()) + 1
+
+        return f
+
+    against_eager(make, grad=True)
+
+
+def test_tensor_hook_registered_on_every_call():
+    def make(log):
+        def f(x):
+            y = x * 2
+            y.register_hook(lambda g: (log.append("hook"), g * 10)[1])
+            return y + 1
+
+        return f
+
+    against_eager(make, grad=True)
+
+
+def test_checkpointed_function_runs_its_effects_on_every_call():
+    def make(log):
+        def block(x):
+            log.append("block")
+            return x.sin() * 2
+
+        def f(x):
+            return torch.utils.checkpoint.checkpoint(block, x + 1, use_reentrant=False)
+
+        return f
+
+    against_eager(make, grad=True)
+
+
+def test_saved_tensors_hooks_run_on_every_call():
+    def make(log):
+        def pack(t):
+            log.append("pack")
+            return t
+
+        def unpack(t):
+            log.append("unpack")
+            return t
+
+        def f(x):
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                y = x.sin()
+            return y * 2
+
+        return f
+
+    against_eager(make, grad=True)
+
+
+def test_callback_given_to_a_torch_python_function_is_followed():
+    # torch's pytree calls the lambda: interpreted, its append is replayed.
+    def make(log):
+        def f(x):
+            ys = pytree.tree_map(lambda t: (log.append(tuple(t.shape)), t * 2)[1], [x, x + 1])
+            return ys[0] + ys[1]
+
+        return f
+
+    counter = against_eager(make)
+    assert counter.count == 1 and counter.runs == CALLS - 1
+
+
+def test_native_callback_in_a_speculated_branch_runs_once():
+    # The data-dependent if is run both ways speculatively; the vmapped
+    # function is called back natively by torch: it must not run while an
+    # arm is speculated (eager runs it only when the branch is taken).
+    def make(log):
+        def g(x):
+            log.append("g")
+            return x * 2
+
+        batched = torch.func.vmap(g)
+
+        def f(x):
+            if x.sum() > 0:
+                y = batched(x)
+            else:
+                y = x - 1
+            return y + 1
+
+        return f
+
+    e_log, t_log = [], []
+    eager_fn, traced = make(e_log), pyinterp.trace(make(t_log), backend="eager")
+    for i in range(4):
+        x = fresh(2, 3, seed=i).abs() * (1 if i % 2 else -1)
+        assert_same(traced(x), eager_fn(x))
+        assert t_log == e_log, "log after call %d" % i
+
+
+def test_vmapped_function_runs_its_effects_on_every_call():
+    def make(log):
+        def g(x):
+            log.append("g")
+            return x.sin()
+
+        batched = torch.func.vmap(g)
+
+        def f(x):
+            return batched(x * 2) + 1
+
+        return f
+
+    against_eager(make, shape=(2, 3))
