@@ -136,11 +136,22 @@ class MockBuilder:
         self.g = GeneratedFunction("mock", ["args", "kwargs"], "<pyinterp-mock>")
         self._built = {}
         self._building = set()
+        self.graph_code = None
 
-    def call_graph(self, graph, input_sources):
-        """``outs = graph(*inputs)``."""
+    def call_graph(self, graph, input_sources, rerunnable=True):
+        """``outs = graph(*inputs)``.  ``rerunnable``: a graph that raises
+        leaves no trace (it mutates no input), so the function may run
+        again natively in its place (:func:`graph_raised`)."""
         inputs = tuple(self.g.resolve(s) for s in input_sources)
         self.g.assign("outs", Call(Obj(graph, "graph"), inputs))
+        self.graph_code = _entered_code(graph) if rerunnable else None
+
+    def build(self):
+        """The mock function and its listing (``g.build()``), with the code
+        of the frame its graph call enters, for :func:`graph_raised`."""
+        fn, listing = self.g.build()
+        fn.graph_code = self.graph_code
+        return fn, listing
 
     def value(self, value):
         """An expression producing ``value`` on every call."""
@@ -231,7 +242,35 @@ class MockBuilder:
         self.g.line(lambda: "return %s" % self.g.c.render(expr))
         self.g.c.emit(expr)
         self.g.e.return_value()
-        return self.g.build()
+        return self.build()
+
+
+def graph_raised(mock, exc):
+    """True if ``exc``, raised by a call of ``mock``, came out of the
+    compiled graph it calls first: nothing of the call has happened yet (a
+    rerunnable graph mutates no input), so the function can run natively
+    instead, with eager's side effects up to the failing op and eager's own
+    exception.  Read from the traceback (no cost until something raises):
+    the frame under the mock's is the graph's."""
+    code = getattr(mock, "graph_code", None)
+    if code is None:
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not mock.__code__:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_next is not None and tb.tb_next.tb_frame.f_code is code
+
+
+def _entered_code(fn):
+    """The code object of the first Python frame a call of ``fn`` enters
+    (a function, a bound method, a callable object with a Python
+    ``__call__``), or None for C code."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if isinstance(fn, types.FunctionType):
+        return fn.__code__
+    call = getattr(type(fn), "__call__", None)
+    return call.__code__ if isinstance(call, types.FunctionType) else None
 
 
 _BOUND_METHODS = (types.MethodType, types.BuiltinMethodType, types.MethodWrapperType)

@@ -94,4 +94,4 @@ def call_then_resume(builder, stack_exprs, argc, kwnames, n_after, resume, resum
     g.c.emit(call)
     g.e.return_value()
     g.c.max_depth = max(g.c.max_depth, len(stack_exprs) + 2)
-    return g.build()
+    return builder.build()

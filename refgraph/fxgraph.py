@@ -41,6 +41,9 @@ class GraphRecorder:
         self.inputs = []  # (source, tensor, placeholder node)
         self.op_count = 0
         self.submodules = {}  # name -> GraphModule (torch.cond branches)
+        # An op wrote a graph input (or a view of one) in place: a graph that
+        # raises may have changed it already (see note_mutation).
+        self.mutated_input = False
         self._leaf_types = _FX_LEAF_TYPES + (
             torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size)
 
@@ -117,6 +120,20 @@ class GraphRecorder:
         self.op_count += 1
         return self.graph.call_function(target, self.map_arg(tuple(args)), {})
 
+    def note_mutation(self, written):
+        """A recorded op wrote ``written`` (a tensor, or a tuple of them) in
+        place: note whether it shares storage with a graph input, as a view
+        of one does.  A mock whose graph raised may run the function again
+        natively only if the graph wrote no input."""
+        torch = self.torch
+        items = written if isinstance(written, (tuple, list)) else (written,)
+        for t in items:
+            if self.mutated_input or not isinstance(t, torch.Tensor):
+                continue
+            key = _storage_of(t)
+            self.mutated_input = key is None or any(
+                _storage_of(i) == key for _, i, _ in self.inputs)
+
     def bind_result(self, node, result):
         torch = self.torch
         if isinstance(result, torch.Tensor):
@@ -146,6 +163,16 @@ class GraphRecorder:
         """True if ``tensor`` was produced by a recorded op (not an input)."""
         node = self.node_of.get(id(tensor))
         return node is not None and node.op != "placeholder"
+
+
+def _storage_of(tensor):
+    """The address of ``tensor``'s storage (shared by its views), or None
+    when it has none to compare (then any write counts as one to an input)."""
+    try:
+        ptr = tensor.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - sparse, meta, subclasses without storage
+        return None
+    return ptr or None
 
 
 def _placeholder_name(source, index):

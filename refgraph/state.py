@@ -19,3 +19,14 @@ def torch_state():
     """A tuple snapshot of the global state a graph depends on."""
     return (_is_grad_enabled(), _get_default_dtype(), _is_autocast_enabled("cpu"),
             _is_autocast_enabled("cuda"), _deterministic(), _inference(), _mode_stack_len())
+
+
+def restore_torch_state(snapshot):
+    """Put back the grad mode and autocast flags of a :func:`torch_state`
+    snapshot: what a compiled graph that raised midway may have left
+    changed (its ``_set_grad_enabled`` and autocast nodes)."""
+    if _is_grad_enabled() != snapshot[0]:
+        torch._C._set_grad_enabled(snapshot[0])
+    for device, enabled in (("cpu", snapshot[2]), ("cuda", snapshot[3])):
+        if _is_autocast_enabled(device) != enabled:
+            torch.set_autocast_enabled(device, enabled)

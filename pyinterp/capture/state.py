@@ -50,6 +50,9 @@ _DATA_DEPENDENT_SHAPE = frozenset({
     "repeat_interleave", "bincount", "nonzero_static",
 })
 _MUTATING = frozenset({"__setitem__", "__delitem__", "copy_", "set_", "resize_"})
+_INPLACE_DUNDERS = frozenset("__i%s__" % op for op in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift"))
 
 
 LOG_BREAKS = [os.environ.get("PYINTERP_LOG_BREAKS", "") not in ("", "0")]
@@ -272,6 +275,9 @@ class Capture:
                     self.recording.recorder.record(func, graph_args, kwargs, result)
             except Unrepresentable as e:
                 self.break_graph(e.kind, e.message)
+        written = _written(name, args, kwargs)
+        if written is not None and self.breaks.active:
+            self.recording.recorder.note_mutation(written)
         return result
 
     def _refuse(self, func, name, args):
@@ -372,6 +378,17 @@ def _all_tensors(value):
     if isinstance(value, Tensor):
         return True
     return isinstance(value, (tuple, list)) and bool(value) and all(map(_all_tensors, value))
+
+
+def _written(name, args, kwargs):
+    """The tensor (or tensors) an op writes in place, or None."""
+    out = kwargs.get("out") if kwargs else None
+    if out is not None:
+        return out
+    if args and (name in _MUTATING or name in _INPLACE_DUNDERS
+                 or name.endswith("_") and not name.endswith("__")):
+        return args[0]
+    return None
 
 
 def _autocast_args(ctx):

@@ -164,7 +164,8 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     if gm is not None:
         example = [t for _, t, _ in rec.inputs]
         compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
-        builder.call_graph(compiled, [s for s, _, _ in rec.inputs])
+        builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
+                           rerunnable=not rec.mutated_input)
     try:
         for eff in rg.effects:
             builder.effect(eff)
@@ -270,7 +271,12 @@ class Traced:
                     if entry.run is not None:
                         return entry.run(args, kwargs)
                     return self.__wrapped__(*args, **kwargs)
-                return entry.mock(args, kwargs)
+                try:
+                    return entry.mock(args, kwargs)
+                except BaseException as e:  # noqa: B036 - re-raised unless the graph raised
+                    if not _graph_raised(entry.mock, e):
+                        raise
+                return self._after_graph_failure(entry, args, kwargs)
             entry.failures[ok] = entry.failures.get(ok, 0) + 1
         if len(self._entries) >= self._cache_limit:
             self._limit_reached()
@@ -290,6 +296,21 @@ class Traced:
         entry = Entry(trace.guard, trace.mock, trace, run)
         self._entries.insert(0, entry)
         return trace.result
+
+    def _after_graph_failure(self, entry, args, kwargs):
+        """The compiled graph raised on a hit (an index out of range): the
+        mock had done nothing yet (it replays side effects after the graph,
+        and the graph wrote no input), so the function runs natively
+        instead, as eager would: the side effects before the failing op
+        happen, and the exception is eager's own."""
+        from ..refgraph.state import restore_torch_state, torch_state
+        from ..refgraph.guards import StateIs
+
+        for guard in entry.trace.guards:
+            if type(guard) is StateIs and guard.source is torch_state:
+                restore_torch_state(guard.value)  # (a graph's no_grad region left open)
+                break
+        return self.__wrapped__(*args, **kwargs)
 
     def _limit_reached(self):
         if self._warned_limit:
@@ -322,6 +343,12 @@ class Traced:
 
     def __repr__(self):
         return "<pyinterp.trace of %r>" % (self.__wrapped__,)
+
+
+def _graph_raised(mock, exc):
+    from ..codegen.mockgen import graph_raised
+
+    return graph_raised(mock, exc)
 
 
 def wrapper_maker(options):
