@@ -177,20 +177,29 @@ def allowed_in_graph(fn):
     return ids is not None and id(fn) in ids
 
 
-def stored_callable(values, tensor_type):
-    """The first argument in ``values`` that a torch op could call back
+def stored_callable(values, tensor_type, depth=2):
+    """The first argument in ``values`` that a torch call could call back
     natively, now or later: a callable that is neither a class nor a
-    tensor, nor torch's own function; None if there is none."""
+    tensor, nor torch's own function (also inside list, tuple and dict
+    arguments, ``depth`` levels down: ``BackwardHook(module, [hook], [])``
+    keeps the user's hooks in lists); None if there is none."""
     for v in values:
         tp = type(v)
-        if tp is tensor_type or tp in _PLAIN:
+        if tp is tensor_type or tp in _SCALARS:
+            continue
+        if tp in _CONTAINERS:
+            if depth:
+                found = stored_callable(v.values() if tp is dict else v, tensor_type, depth - 1)
+                if found is not None:
+                    return found
             continue
         if callable(v) and not isinstance(v, (type, tensor_type)) and not _torch_own(v):
             return v
     return None
 
 
-_PLAIN = frozenset({int, float, bool, str, type(None), tuple, list, dict, slice})
+_SCALARS = frozenset({int, float, bool, str, type(None), slice})
+_CONTAINERS = frozenset({tuple, list, dict})
 
 
 def _torch_own(fn):

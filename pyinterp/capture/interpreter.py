@@ -700,6 +700,9 @@ _PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
 def _name_of(fn):
     """A callable's qualified name for a break message (read from its type's
     C slots or its own dict, never through a user ``__getattr__``)."""
+    if type(fn) is types.BuiltinFunctionType and not isinstance(
+            fn.__self__, (types.ModuleType, type, type(None))):
+        return fn.__name__  # (a pybind11 method: its __self__ is a function record)
     name = getattr(fn, "__qualname__", None) if isinstance(
         fn, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)) else None
     return name if type(name) is str else type(fn).__qualname__

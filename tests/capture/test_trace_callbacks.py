@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 import pyinterp  # noqa: E402
 import torch.utils.checkpoint  # noqa: E402
 import torch.utils._pytree as pytree  # noqa: E402
+import torch.nn.utils.parametrize  # noqa: E402,F401
 
 from trace_support import assert_same, fresh, traced_counting  # noqa: E402
 
@@ -314,3 +315,74 @@ def test_vmapped_function_runs_its_effects_on_every_call():
         return f
 
     against_eager(make, shape=(2, 3))
+
+
+# --------------------------------------------------------------------------
+# Hooks that libraries register on modules
+# --------------------------------------------------------------------------
+
+def train_against_eager(make, steps=CALLS):
+    """``make(log)`` builds a module; train it eagerly and traced (each
+    with its own log, same seed and data) for ``steps`` SGD steps and
+    compare the outputs, logs and parameters after every step."""
+    runs = {}
+    for side in ("eager", "traced"):
+        log = []
+        torch.manual_seed(0)
+        module = make(log)
+        forward = pyinterp.trace(module, backend="eager") if side == "traced" else module
+        opt = torch.optim.SGD(module.parameters(), lr=0.1)
+        history = []
+        for i in range(steps):
+            y = forward(fresh(5, 8, seed=i))
+            opt.zero_grad()
+            y.pow(2).mean().backward()
+            opt.step()
+            history.append((y.detach(), [p.detach().clone() for p in module.parameters()],
+                            list(log)))
+        runs[side] = history
+    for i, (actual, expected) in enumerate(zip(runs["traced"], runs["eager"])):
+        assert_same(actual[0], expected[0], "output of step %d" % i)
+        assert_same(actual[1], expected[1], "parameters after step %d" % i)
+        assert actual[2] == expected[2], "log after step %d" % i
+
+
+def _mlp():
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+
+
+def test_full_backward_hook_of_a_module():
+    def make(log):
+        m = _mlp()
+        m[2].register_full_backward_hook(
+            lambda mod, grad_in, grad_out: (log.append("hook"), (grad_in[0] * 3,))[1])
+        return m
+
+    train_against_eager(make)
+
+
+def test_full_backward_pre_hook_of_a_module():
+    def make(log):
+        m = _mlp()
+        m[2].register_full_backward_pre_hook(
+            lambda mod, grad_out: (log.append("pre"), (grad_out[0] * 3,))[1])
+        return m
+
+    train_against_eager(make)
+
+
+def test_forward_hooks_and_parametrization_of_a_module():
+    # Interpreted by Module.__call__ (no native callback): still one graph.
+    def make(log):
+        m = _mlp()
+        m[0].register_forward_pre_hook(lambda mod, args: log.append("pre"))
+        m[2].register_forward_hook(lambda mod, args, out: out * 2)
+
+        class Tanh(torch.nn.Module):
+            def forward(self, w):
+                return w.tanh() * 2
+
+        torch.nn.utils.parametrize.register_parametrization(m[2], "weight", Tanh())
+        return m
+
+    train_against_eager(make)
