@@ -17,8 +17,8 @@ the graph as if they were the program's.  The rule:
 
 The checks that apply it:
 
-* :func:`run_watched`: torch's Python and C functions that the capture
-  runs natively run under a ``sys.setprofile`` watch that notes the first
+* :class:`Watch`: torch's Python and C functions that the capture runs
+  natively run under a ``sys.setprofile`` watch that notes the first
   foreign frame entered (in a speculative arm it stops that frame before
   its first instruction, so the arm can be undone with nothing done);
 * :func:`stored_callable`: a torch op given a Python callable (a hook
@@ -105,41 +105,48 @@ def _judge(name, filename):
     return top not in _own_packages
 
 
-class _Watch:
-    """The profile function of one watched call: notes the first foreign
-    frame entered (and, with ``stop``, raises ``stop()`` there)."""
+class Watch:
+    """A ``sys.setprofile`` watch around one native call (``with
+    Watch(...): fn(...)``): ``entered`` is the code object of the first
+    frame it saw that ``judge(frame)`` calls a callback (every Python frame
+    with ``judge=None``), or None.  With ``stop`` (an exception factory),
+    that frame raises ``stop()`` before its first instruction instead of
+    running.  Watches nest (an inner one puts the outer one back); a
+    profiler that is not ours owns the hook: the call runs unwatched
+    (cProfile's cannot be reinstalled from Python)."""
 
-    __slots__ = ("entered", "stop")
+    __slots__ = ("entered", "stop", "judge", "previous", "on")
 
-    def __init__(self, stop):
+    def __init__(self, stop=None, judge=is_foreign):
         self.entered = None
         self.stop = stop
+        self.judge = judge
+        self.previous = None
+        self.on = False
 
     def __call__(self, frame, event, arg):
-        if event == "call" and is_foreign(frame):
+        if event == "call" and (self.judge(frame) if self.judge is not None
+                                else frame.f_code is not _EXIT):
             self.entered = frame.f_code
             sys.setprofile(None)  # seen: the rest of the call runs unwatched
             if self.stop is not None:
                 raise self.stop()
 
+    def __enter__(self):
+        previous = sys.getprofile()
+        self.on = previous is None or type(previous) is Watch
+        if self.on:
+            self.previous = previous
+            sys.setprofile(self)
+        return self
 
-def run_watched(fn, args, kwargs, stop=None):
-    """``fn(*args, **kwargs)`` natively, watched: returns ``(result, code)``
-    where ``code`` is the code object of the first foreign frame the call
-    entered, or None.  With ``stop`` (an exception class), that frame raises
-    ``stop()`` before its first instruction instead of running.  A profiler
-    that is not ours owns the hook: the call runs unwatched (cProfile's
-    cannot be reinstalled from Python)."""
-    previous = sys.getprofile()
-    if previous is not None and type(previous) is not _Watch:
-        return (fn(*args, **kwargs) if kwargs else fn(*args)), None
-    watch = _Watch(stop)
-    sys.setprofile(watch)
-    try:
-        result = fn(*args, **kwargs) if kwargs else fn(*args)
-    finally:
-        sys.setprofile(previous)
-    return result, watch.entered
+    def __exit__(self, *exc):
+        if self.on:
+            sys.setprofile(self.previous)
+        return False
+
+
+_EXIT = Watch.__exit__.__code__  # (the watch's own exit is seen entering)
 
 
 def describe(code):

@@ -25,7 +25,6 @@ import contextvars
 import copyreg
 import functools
 import logging
-import sys
 import types
 
 import attrs
@@ -602,28 +601,17 @@ class CaptureInterpreter(Interpreter):
         owner = getattr(fn, "__self__", None)
         if owner is not None and calls.METHOD_LOOKASIDES.get((type(owner), fn.__name__)):
             return calls.call(self, fn, args, kwargs)
-        if sys.getprofile() is not None:
-            # A profiler owns the hook (cProfile's cannot be reinstalled from
-            # Python): run unwatched rather than disturb it.
-            return fn(*args, **kwargs) if kwargs else fn(*args)
-        entered = []
-
-        def watch(frame, event, arg):
-            if event == "call":
-                entered.append(frame.f_code)
-                sys.setprofile(None)
-
+        watch = callbacks.Watch(judge=None)  # (any Python frame)
         cap.interp.opaque += 1
-        sys.setprofile(watch)
         try:
-            return fn(*args, **kwargs) if kwargs else fn(*args)
+            with watch:
+                return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
-            sys.setprofile(None)
             cap.interp.opaque -= 1
-            if entered:
+            if watch.entered is not None:
                 cap.break_graph("native-callback", "%s() ran Python code (%s) natively"
                                 % (getattr(fn, "__qualname__", type(fn).__name__),
-                                   entered[0].co_qualname))
+                                   watch.entered.co_qualname))
 
     def _reduce_ex(self, owner):
         """``object.__reduce_ex__(obj, protocol >= 2)`` for a plain object

@@ -20,6 +20,7 @@ Records (see :class:`Capture`): owns ``recording`` (:class:`Recording`) and
 import contextlib
 import logging
 import os
+import sys
 
 import attrs
 import torch
@@ -75,7 +76,17 @@ class RecordingMode(torch.overrides.TorchFunctionMode):
         self.capture = capture
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return self.capture.on_torch_function(func, args, kwargs or {})
+        watch = sys.getprofile()
+        if type(watch) is not callbacks.Watch:
+            return self.capture.on_torch_function(func, args, kwargs or {})
+        # Inside a watched native call: the op is recorded (a graph runs it,
+        # and whatever it calls back, again on every hit), and recording is
+        # pyinterp's own code: unwatched, it costs no profile events.
+        sys.setprofile(None)
+        try:
+            return self.capture.on_torch_function(func, args, kwargs or {})
+        finally:
+            sys.setprofile(watch)
 
 
 class Recording:
@@ -347,12 +358,14 @@ class Capture:
         so the call is a break (after it; a split forgets the ops it
         recorded and runs it natively on every call).  In a speculative arm
         that code is stopped before it runs, and the arm undone."""
-        stop = _callback_in_arm if self.speculation.depth else None
-        result, entered = callbacks.run_watched(fn, args, kwargs, stop)
-        if entered is not None and self.breaks.active:
-            self.break_graph("native-callback", "%s ran %s natively"
-                             % (_spell(fn), callbacks.describe(entered)))
-        return result
+        watch = callbacks.Watch(_callback_in_arm if self.speculation.depth else None)
+        try:
+            with watch:
+                return fn(*args, **kwargs) if kwargs else fn(*args)
+        finally:
+            if watch.entered is not None and self.breaks.active:
+                self.break_graph("native-callback", "%s ran %s natively"
+                                 % (_spell(fn), callbacks.describe(watch.entered)))
 
     def call_in_graph(self, fn, args, kwargs):
         """A ``torch.compiler.allow_in_graph`` function: run natively (its
