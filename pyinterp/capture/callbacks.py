@@ -36,7 +36,11 @@ import os
 import sys
 import types
 
+import torch
+
 from .torchfiles import TORCH_DIR
+
+_Tensor = torch.Tensor
 
 _ALWAYS_OWN = frozenset({"torch", "torchgen", "functorch", "pyinterp"})
 _OWN_FILE_PREFIXES = (TORCH_DIR, "<eval_with_key>", "<frozen ")
@@ -182,6 +186,19 @@ def allowed_in_graph(fn):
         return False
     ids = rules._allowed_callable_ids.function_ids
     return ids is not None and id(fn) in ids
+
+
+def held_callable(fn):
+    """A callable that the closure of ``fn`` (a Python function) holds and
+    that torch's code could call back: a decorator's wrapper
+    (``torch.no_grad()(f)``, ``torch.autocast(...)(f)``) holds ``f``."""
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            continue
+    return stored_callable(values, _Tensor) if values else None
 
 
 def stored_callable(values, tensor_type, depth=2):

@@ -82,6 +82,10 @@ _MODULE_GETATTR = torch.nn.Module.__getattr__
 _WRAPPED_CALL = torch.nn.Module._wrapped_call_impl
 _CALL_IMPL = torch.nn.Module._call_impl
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
+# An autocast context entered or left (its own instance may come from
+# outside, a decorator's closure): enter and exit nodes (Capture.call_torch).
+_AUTOCAST_METHODS = (torch.amp.autocast_mode.autocast.__enter__,
+                     torch.amp.autocast_mode.autocast.__exit__)
 _RNG_SETTERS = frozenset({"manual_seed", "seed", "set_rng_state", "manual_seed_all",
                           "seed_all", "set_rng_state_all"})
 
@@ -442,7 +446,11 @@ class CaptureInterpreter(Interpreter):
             elif is_torch_function(func) and func.__name__ in _GLOBAL_STATE_SETTERS:
                 cap.break_graph("unsupported-global-state",
                                 "%s() changes global torch state" % func.__name__)
-            elif is_torch_function(func) and not self._has_outside_object(args, kwargs):
+            elif func in _AUTOCAST_METHODS or is_torch_function(func) \
+                    and not self._has_outside_object(args, kwargs) \
+                    and callbacks.held_callable(func) is None:
+                # (torch's decorators wrap the user's function: interpreted,
+                # the wrapper calls it through the interpreter)
                 return cap.call_torch(func, args, kwargs)
         return calls.call_function(self, func, args, kwargs)
 
@@ -591,7 +599,7 @@ class CaptureInterpreter(Interpreter):
             cap.break_graph("native-callback", "torch's %s() received a Python callable (%s) "
                             "it may call natively" % (_name_of(fn), _name_of(stored)))
             return calls.call(self, fn, args, kwargs)
-        return cap.run_watched(fn, args, kwargs)
+        return cap.call_torch(fn, args, kwargs)  # (watched; grad-mode changes recorded)
 
     def _call_watched(self, fn, args, kwargs):
         """Run a C callable that may call back into Python natively (an

@@ -193,6 +193,31 @@ def test_allow_in_graph_is_one_node():
 # Python code that torch's own code calls back
 # --------------------------------------------------------------------------
 
+def test_function_under_torch_decorators_is_followed():
+    # torch.no_grad() and torch.autocast(...) as decorators wrap the user's
+    # function in torch's code: followed, the whole call is one graph with
+    # the grad-mode and autocast changes in it, and the append replayed.
+    def make(log):
+        @torch.no_grad()
+        def stats(x):
+            log.append("stats")
+            return x * 2
+
+        @torch.autocast("cpu", dtype=torch.bfloat16)
+        def mm(a, b):
+            return a @ b
+
+        def f(x):
+            y = stats(x)
+            z = mm(x.view(2, 2), x.view(2, 2))
+            return x * y + z.float().sum()
+
+        return f
+
+    counter = against_eager(make, grad=True)
+    assert counter.count == 1 and counter.runs == CALLS - 1
+
+
 def test_custom_autograd_function_keeps_its_backward_and_effects():
     def make(log):
         class Triple(torch.autograd.Function):
