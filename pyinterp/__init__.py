@@ -17,6 +17,12 @@ _why_not = _unsupported_python_message(_sys.version_info, _sys.implementation.na
 if _why_not is not None:
     raise ImportError(_why_not)
 
+# pyinterp's modules bind the builtins they use as their own globals, so
+# that a program changing the builtins cannot change pyinterp (ownbuiltins.py).
+from . import ownbuiltins as _ownbuiltins  # noqa: E402
+
+_ownbuiltins.install()
+
 # In a source checkout the helper packages sit beside this one (the
 # repository keeps the design card's layout); installed, they live inside it
 # as pyinterp.opcodes, pyinterp.refgraph and pyinterp.codegen.

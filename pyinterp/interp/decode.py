@@ -26,17 +26,21 @@ equal by value, so two identical functions from different files would share
 an entry under a value-keyed cache.
 """
 import bisect
-import dis
 import inspect
 import sys
 import weakref
 
 from ..errors import PyinterpError, UnsupportedOpcodeError
+from ..ownbuiltins import private_module
 from ..opcodes.info import SLOT_OPERANDS, SLOT_PAIR_OPERANDS
 from ..opcodes.registry import handler_for
 from ..opcodes.signals import NULL
 
 _VERSION_TEXT = "%d.%d" % sys.version_info[:2]
+
+dis = private_module("dis")
+"""``dis``, as pyinterp's own copy: decoding runs when the program first
+calls a function, maybe after it changed the builtins (ownbuiltins.py)."""
 
 
 class Instruction:

@@ -20,6 +20,10 @@ Two groups:
   the protocol builtins (``len``, ``iter``, ``next``, ``bool``, ``str``,
   ``repr``, ``format``, ``print``, ``getattr``...), so that Python callbacks
   and dunders they reach run interpreted.
+
+A builtin named here (``_native(locals, ...)``) is pyinterp's own binding
+of it (``pyinterp/ownbuiltins.py``), the real one whatever the program did
+to the ``builtins`` module; ``builtins.X`` is read only at import.
 """
 import bisect
 import builtins
@@ -31,6 +35,7 @@ import sys
 import types
 import warnings
 
+from ..ownbuiltins import private_module
 from .model import lookup as _lookup
 from .calls import METHOD_LOOKASIDES, intercept, interception, namespace_with_module
 from .model.dunders import needs_interpreter
@@ -39,6 +44,7 @@ from .frame import Frame
 from .model.lookup import MISSING, lookup
 from ..opcodes.signals import NULL
 from .model.operators import NATIVE_TYPES
+from .model.containers import reduce_as
 
 
 def lookaside(*targets):
@@ -64,11 +70,26 @@ def interpreted(vm, fn):
     """
     if fn is None or (type(fn) in _NATIVE_CALLABLES and interception(fn) is None):
         return fn
+    return _InterpretedCallback(vm, fn)
 
-    def run(*args, **kwargs):
-        return vm.call(fn, args, kwargs or None)
 
-    return run
+@_lookup.host_type
+class _InterpretedCallback:
+    """What :func:`interpreted` hands to C code; pickled or copied (with the
+    C object holding it, ``iter(f, sentinel)``, ``map(f, ...)``) it is
+    ``fn`` itself."""
+
+    __slots__ = ("vm", "fn")
+
+    def __init__(self, vm, fn):
+        self.vm = vm
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.vm.call(self.fn, args, kwargs or None)
+
+    def __reduce__(self):
+        return reduce_as(self.fn)
 
 
 _NATIVE_CALLABLES = frozenset({
@@ -125,14 +146,14 @@ def frame_locals(frame):
 @lookaside(builtins.locals)
 def _locals(vm, args, kwargs):
     if args or kwargs:
-        return _native(builtins.locals, args, kwargs)
+        return _native(locals, args, kwargs)
     return frame_locals(_caller(vm))
 
 
 @lookaside(builtins.globals)
 def _globals(vm, args, kwargs):
     if args or kwargs:
-        return _native(builtins.globals, args, kwargs)
+        return _native(globals, args, kwargs)
     return _caller(vm).globals
 
 
@@ -145,7 +166,7 @@ def _vars(vm, args, kwargs):
             except AttributeError:
                 pass
             raise TypeError("vars() argument must have __dict__ attribute")
-        return _native(builtins.vars, args, kwargs)
+        return _native(vars, args, kwargs)
     return frame_locals(_caller(vm))
 
 
@@ -156,23 +177,42 @@ def _dir(vm, args, kwargs):
             method = lookup(type(args[0]), "__dir__")
             if needs_interpreter(method):
                 return sorted(vm.iterate(vm.call_special(method, args[0])))
-        return _native(builtins.dir, args, kwargs)
+        return _native(dir, args, kwargs)
     return sorted(frame_locals(_caller(vm)))
 
 
 def _run_code(vm, code, globals, locals):
-    if "__builtins__" not in globals:
-        globals["__builtins__"] = builtins.__dict__
+    if "__builtins__" not in globals:  # CPython puts in the caller's builtins
+        globals["__builtins__"] = vm.top.builtins if vm.top is not None else builtins.__dict__
     frame = Frame(code, globals, locals)
     if code.co_freevars:
         raise TypeError("code object passed to exec() may not contain free variables")
     return vm.run_frame(frame)
 
 
+def _argument_binder(native):
+    """A function with the signature of C function ``native`` that returns
+    the arguments it binds as a dict, defaults included: CPython binds them
+    (made once; ``inspect`` itself is Python code that reads the builtins)."""
+    parameters = inspect.signature(native).parameters
+    namespace = {}
+    exec("def bind%s:\n    return {%s}\n" % (
+        inspect.signature(native), ", ".join("%r: %s" % (n, n) for n in parameters)), namespace)
+    return namespace["bind"]
+
+
+_BINDERS = {eval: _argument_binder(eval), exec: _argument_binder(exec)}
+
+
 def _eval_or_exec(vm, native, mode, args, kwargs):
-    bound = inspect.signature(native).bind(*args, **(kwargs or {})) if kwargs else None
-    if bound is not None:
-        args = tuple(bound.arguments.values())
+    if kwargs:
+        try:
+            bound = _BINDERS[native](*args, **kwargs)
+        except TypeError:
+            bound = None  # (outside the except block: no chaining)
+        if bound is None or bound.get("closure") is not None:
+            return _native(native, args, kwargs)  # CPython's own message
+        args = (bound["source"], bound["globals"], bound["locals"])
     if not args or len(args) > 3:
         return _native(native, args, kwargs)
     source = args[0]
@@ -203,12 +243,12 @@ def _eval_or_exec(vm, native, mode, args, kwargs):
 
 @lookaside(builtins.eval)
 def _eval(vm, args, kwargs):
-    return _eval_or_exec(vm, builtins.eval, "eval", args, kwargs)
+    return _eval_or_exec(vm, eval, "eval", args, kwargs)
 
 
 @lookaside(builtins.exec)
 def _exec(vm, args, kwargs):
-    return _eval_or_exec(vm, builtins.exec, "exec", args, kwargs)
+    return _eval_or_exec(vm, exec, "exec", args, kwargs)
 
 
 @_lookup.host_type
@@ -448,11 +488,17 @@ def _super(vm, args, kwargs):
     return super(cls, first)
 
 
-@lookaside(builtins.__build_class__)
+_BUILD_CLASS = builtins.__build_class__
+_types = private_module("types")
+"""``types``, as pyinterp's own copy (``_calculate_meta`` runs at each class
+statement, maybe after the program changed the builtins)."""
+
+
+@lookaside(_BUILD_CLASS)
 def _build_class(vm, args, kwargs):
     """``class`` statements: the body runs interpreted in the class namespace."""
     if len(args) < 2:
-        return _native(builtins.__build_class__, args, kwargs)
+        return _native(_BUILD_CLASS, args, kwargs)
     func, name, *bases = args
     if type(func) is not types.FunctionType:
         raise TypeError("__build_class__: func must be a function")
@@ -465,7 +511,7 @@ def _build_class(vm, args, kwargs):
     if meta is MISSING:
         meta = type(bases[0]) if bases else type
     if isinstance(meta, type):
-        meta = types._calculate_meta(meta, bases)
+        meta = _types._calculate_meta(meta, bases)
     try:
         prepare = vm.load_attr(meta, "__prepare__")
     except AttributeError:
