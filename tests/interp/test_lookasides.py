@@ -276,6 +276,37 @@ CASES = {
             lines = iter(["a", "b", "", "c"])
             return list(iter(tick, 4)), list(iter(lambda: next(lines), ""))
     """, expect=([1, 2, 3], ["a", "b"])),
+    # C iterators over pyinterp's stand-ins (a callback, a sequence with a
+    # Python __getitem__) pickle and copy as they do natively (CPython's
+    # test_iter checks the first two).
+    "stand_ins_pickle_as_their_targets": case("""
+        import copy, pickle
+        class Counter:
+            def __init__(self):
+                self.i = 0
+            def __call__(self):
+                self.i += 1
+                if self.i > 6:  # (a copy shares the counter: it may pass 4)
+                    raise StopIteration
+                return self.i
+        class Seq:
+            def __getitem__(self, i):
+                if i < 4:
+                    return i * i
+                raise IndexError
+        def double(x):
+            return 2 * x
+        def f():
+            out = []
+            for it in (iter(Counter(), 4), iter(Seq()), map(double, [5, 6]),
+                       filter(double, [0, 7])):
+                next(it)
+                for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+                    out.append(list(pickle.loads(pickle.dumps(it, proto))))
+                out.append(list(copy.copy(it)))
+                out.append(list(it))
+            return out
+    """),
     "getattr_setattr_hasattr_with_python_hooks": case("""
         log = []
         class H:

@@ -52,6 +52,17 @@ class _InterpretedSequence:
     def __getitem__(self, index):
         return getitem(self.vm, self.seq, index)
 
+    def __reduce__(self):
+        return reduce_as(self.seq)
+
+
+def reduce_as(target):
+    """``__reduce__`` of a stand-in that C code holds in place of ``target``
+    (a sequence, a callback): pickled and copied, it is ``target`` itself,
+    so the C object holding it (an iterator, a ``map``) pickles as it does
+    natively.  (Unpickled, it rebuilds ``target`` by ``operator.getitem``
+    on a one-item tuple: nothing of pyinterp is needed to load it.)"""
+    return operator.getitem, ((target,), 0)
 
 
 

@@ -8,7 +8,7 @@ interpreted.  The helpers in this module are shared by every protocol
 """
 import types
 
-from .lookup import MISSING, lookup
+from .lookup import MISSING, HostMethod, lookup
 
 FunctionType = types.FunctionType
 
@@ -23,6 +23,7 @@ NATIVE_CALLABLE_TYPES = frozenset({
     types.GetSetDescriptorType,
     types.MemberDescriptorType,
     type(None),
+    HostMethod,                        # a method of one of pyinterp's own types
 })
 
 

@@ -20,8 +20,9 @@ MISSING = object()
 _cache = {}
 
 HOST_TYPES = set()
-"""pyinterp's own helper classes (frame proxies...): their Python methods
-are part of the interpreter, so they always run natively."""
+"""pyinterp's own helper classes (frame proxies, the stand-ins C code holds
+for the program's callbacks and sequences...): their Python methods are
+part of the interpreter, so they always run natively (:class:`HostMethod`)."""
 
 
 def host_type(cls):
@@ -31,7 +32,8 @@ def host_type(cls):
 
 
 def lookup(tp, name):
-    """The attribute ``name`` as found in ``tp``'s MRO dicts, or MISSING."""
+    """The attribute ``name`` as found in ``tp``'s MRO dicts, or MISSING
+    (a host type's Python function as a :class:`HostMethod`)."""
     key = (tp, name)
     found = _cache.get(key, _cache)
     if found is not _cache:
@@ -42,8 +44,29 @@ def lookup(tp, name):
         if name in d:
             found = d[name]
             break
+    if type(found) is FunctionType and tp in HOST_TYPES:
+        found = HostMethod(found)
     _cache[key] = found
     return found
+
+
+@host_type
+class HostMethod:
+    """A method of a host type, as :func:`lookup` gives it to the protocols:
+    a native callable (``needs_interpreter`` is False for it), so that
+    ``iter()``, ``x[i]``, ``==``... on a pyinterp object that reached the
+    program call pyinterp's code instead of interpreting it."""
+
+    __slots__ = ("__func__",)
+
+    def __init__(self, func):
+        self.__func__ = func
+
+    def __call__(self, *args, **kwargs):
+        return self.__func__(*args, **kwargs)
+
+    def __get__(self, obj, owner=None):
+        return self.__func__.__get__(obj, owner)
 
 
 def invalidate():
