@@ -238,10 +238,11 @@ class MockBuilder:
         return const(key) if is_literal(key) else self.value(key)
 
     def finish(self, result):
+        g = self.g  # (the listing's closures keep g, never the builder and its values)
         expr = self.value(result)
-        self.g.line(lambda: "return %s" % self.g.c.render(expr))
-        self.g.c.emit(expr)
-        self.g.e.return_value()
+        g.line(lambda: "return %s" % g.c.render(expr))
+        g.c.emit(expr)
+        g.e.return_value()
         return self.build()
 
 

@@ -1,15 +1,10 @@
 """The public entry point ``pyinterp.interpret``."""
 import functools
-import sys
 
 from .interp import lookasides  # noqa: F401  (registers the lookasides)
 from .interp.model import lookup
-from .interp import warnbridge
+from .interp import recursion, warnbridge
 from .interp.vm import Interpreter
-
-# Each interpreted call costs several host frames; give the host room for
-# CPython's own recursion limit worth of interpreted frames.
-_HOST_FRAMES_PER_CALL = 8
 
 
 @lookup.host_type
@@ -44,32 +39,23 @@ def _has_name(fn):
     return hasattr(fn, "__name__")
 
 
-_active_runs = 0
-
-
 def run(fn, args, kwargs, debug=False, vm=None):
     """Call ``fn(*args, **kwargs)`` with every Python-level callee interpreted
-    (by ``vm``, a fresh :class:`Interpreter` unless given)."""
-    global _active_runs
+    (by ``vm``, a fresh :class:`Interpreter` unless given).
+
+    The host's recursion limit is raised while runs are on (counted across
+    threads, see :mod:`.interp.recursion`), and C code's warnings are routed
+    to ``vm``'s frames (per thread, see :mod:`.interp.warnbridge`)."""
     if vm is None:
         vm = Interpreter(debug=debug)
     lookup.invalidate()
-    limit = sys.getrecursionlimit()
-    outermost = _active_runs == 0
-    if outermost:
-        vm.recursion_limit = limit
-        sys.setrecursionlimit(limit * _HOST_FRAMES_PER_CALL + 200)
-    else:  # a nested run inherits the outer run's raised host limit
-        vm.recursion_limit = limit // _HOST_FRAMES_PER_CALL
-    _active_runs += 1
+    vm.recursion_limit = recursion.enter()
     warnbridge.install(vm)
     try:
         return vm.call(fn, args, kwargs or None)
     finally:
         warnbridge.uninstall()
-        _active_runs -= 1
-        if outermost:
-            sys.setrecursionlimit(limit)
+        recursion.leave()
 
 
 def interpret(fn, *, debug=False):

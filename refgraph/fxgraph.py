@@ -184,3 +184,23 @@ def _placeholder_name(source, index):
     name = name[-40:].strip("_") or "input"
     return "%s%s_%d" % ("in_" if name[0].isdigit() else "", name, index)
 
+
+
+def keep_metadata_only(gm):
+    """Replace each node's ``example_value`` (a real tensor of the traced
+    run) by its metadata, ``node.meta["tensor_meta"]`` (a ``TensorMetadata``
+    as ``ShapeProp`` writes it: shape, dtype, strides, ``requires_grad``),
+    in ``gm`` and the graphs it calls.  Done once the graph is compiled: a
+    cache entry then holds no tensor of the call that made it."""
+    import torch
+    import torch.fx
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    for module in gm.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        for node in module.graph.nodes:
+            value = node.meta.pop("example_value", None)
+            if isinstance(value, torch.Tensor) and "tensor_meta" not in node.meta:
+                node.meta["tensor_meta"] = _extract_tensor_metadata(
+                    value, include_contiguity=False)

@@ -11,6 +11,9 @@ function because a trace records a value's type guard before anything read
 through it.
 """
 import math
+import sys
+import types
+import weakref
 
 import attrs
 
@@ -45,6 +48,11 @@ class Guard:
     def _key_extra(self):
         return ()
 
+    def weak_refs(self):
+        """The weak references this guard holds its objects by (a cache
+        entry retires when one dies)."""
+        return ()
+
 
 @attrs.define
 class TypeIs(Guard):
@@ -56,14 +64,72 @@ class TypeIs(Guard):
         return [Compare("is", Call(_type, (resolve(self.source),)), Obj(self.tp, _name(self.tp)))]
 
 
+class Weak:
+    """A guarded object held by weak reference (:func:`hold`): ``ref`` is
+    the ``weakref.ref``, ``hint`` its readable name."""
+
+    __slots__ = ("ref", "hint")
+
+    def __init__(self, obj):
+        self.ref = weakref.ref(obj)
+        self.hint = _name(obj)
+
+    def __eq__(self, other):
+        return type(other) is Weak and other.ref is self.ref
+
+    def __hash__(self):
+        return hash(self.ref)
+
+    def __repr__(self):
+        return "Weak(%s)" % self.hint
+
+
+def hold(obj):
+    """``obj`` as a guard keeps it: a function the program may drop (made at
+    run time, not held by its module under its name) by weak reference, as
+    a :class:`Weak`; anything else as it is (classes, modules, code objects,
+    builtins, enum members: they live as long as their module or class)."""
+    if type(obj) is types.FunctionType and not _held_by_name(obj):
+        return Weak(obj)
+    return obj
+
+
+def _held_by_name(fn):
+    """True if ``fn`` is what its module holds under its qualified name
+    (plain dict reads: no ``__getattr__`` of the program runs)."""
+    module = sys.modules.get(fn.__module__) if isinstance(fn.__module__, str) else None
+    namespace = getattr(module, "__dict__", None)
+    found = None
+    for part in fn.__qualname__.split("."):
+        if type(namespace) is not dict and not isinstance(namespace, types.MappingProxyType):
+            return False
+        found = namespace.get(part)
+        if isinstance(found, (staticmethod, classmethod)):
+            found = found.__func__
+        namespace = getattr(found, "__dict__", None) if isinstance(found, type) else None
+    return found is fn
+
+
 @attrs.define
 class Identity(Guard):
-    """``value is obj``: modules, functions, classes, singletons."""
+    """``value is obj``: modules, functions, classes, singletons.
 
-    obj: object = None
+    ``obj`` goes through :func:`hold`: a function the program may drop (a
+    closure, a lambda made per call, whose cells or defaults can hold
+    tensors) is kept by weak reference and checked as ``value is ref()``
+    after ``value is not None``; its cache entry retires when it dies."""
+
+    obj: object = attrs.field(default=None, converter=hold)
 
     def checks(self, resolve):
+        if type(self.obj) is Weak:
+            return [Compare("is not", resolve(self.source), const(None)),
+                    Compare("is", resolve(self.source),
+                            Call(Obj(self.obj.ref, self.obj.hint + "_ref")))]
         return [Compare("is", resolve(self.source), Obj(self.obj, _name(self.obj)))]
+
+    def weak_refs(self):
+        return (self.obj.ref,) if type(self.obj) is Weak else ()
 
 
 @attrs.define

@@ -20,26 +20,18 @@ from .. import api, config
 from ..codegen import collector
 from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
-
-
-class Entry:
-    """One cache entry: a guard and what to run when it passes."""
-
-    __slots__ = ("guard", "mock", "native", "run", "trace", "failures")
-
-    def __init__(self, guard, mock, trace, run=None):
-        self.guard = guard
-        self.mock = mock
-        self.native = mock is None
-        # For a native entry: run(args, kwargs) with the callees traced
-        # (hybrid.py), or None to call the function plainly.
-        self.run = run
-        self.trace = trace
-        self.failures = {}
+from . import sourcelines
+from .cache import RETIRED, Entries, Entry
+from .partial.callees import Callees
 
 
 class TraceResult:
-    """What one capture produced (also the material of ``explain``)."""
+    """What one capture produced (also the material of ``explain``).
+
+    Kept by its cache entry: it holds no tensor of the call (``result`` is
+    handed over and cleared, graphs keep metadata only) and owns the
+    ``linecache`` names its capture registered (``lines``), dropped when
+    it dies (:mod:`.sourcelines`)."""
 
     @property
     def guard_text(self):
@@ -63,25 +55,48 @@ class TraceResult:
         self.graph_count = 0
         self.result = None
         self.param_names = ()
+        self.lines = []
+
+    def take_result(self):
+        """The real result of the captured call, no longer held here."""
+        result, self.result = self.result, None
+        return result
+
+    def __del__(self):
+        try:
+            sourcelines.forget(self.lines)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
 
 def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=False,
-            explain=False, traced_options=None):
+            explain=False, callees=None):
     """Run ``target(*args, **kwargs)`` with capture on.
 
     Returns a :class:`TraceResult` whose ``result`` is the real result.
     ``roots`` are ``(object, name)`` pairs fixed by the traced wrapper (the
     module or bound ``self``): reachable by identity, never guarded.
-    User exceptions propagate; under ``fullgraph`` a break raises
-    :class:`GraphBreakError`.  The cyclic collector is paused throughout
+    ``callees`` (a :class:`.partial.callees.Callees`) makes the traced
+    wrappers a split entry calls.  User exceptions propagate; under
+    ``fullgraph`` a break raises :class:`GraphBreakError`.  The cyclic collector is paused throughout
     (see :mod:`pyinterp.codegen.collector`).
     """
-    with collector.paused():
-        return _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
-                        traced_options)
+    with collector.paused(), sourcelines.recording() as lines:
+        try:
+            out = _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
+                           callees)
+        except BaseException:
+            sourcelines.forget(lines)
+            raise
+    out.lines = lines
+    from ..refgraph.fxgraph import keep_metadata_only
+
+    for gm in out.graphs:
+        keep_metadata_only(gm)
+    return out
 
 
-def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, traced_options):
+def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, callees):
     # The capture machinery loads on the first capture, not on ``import
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
@@ -98,9 +113,11 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, tra
     from ..refgraph.state import torch_state
 
     splits = not explain and not fullgraph
+    if splits and callees is None:
+        callees = Callees(wrapper_maker({}))
     cap = Capture(InterpState(), TopFrame(_top_code(target) if splits else None),
                   fullgraph=fullgraph, explain=explain,
-                  splitter=_splitter(backend, mode, traced_options) if splits else None)
+                  splitter=_splitter(backend, mode, callees) if splits else None)
     rg = cap.recording.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
@@ -187,16 +204,14 @@ def _top_code(target):
     return getattr(forward, "__code__", None)
 
 
-def _splitter(backend, mode, traced_options):
+def _splitter(backend, mode, callees):
     """Builds the split entry at a break (None when the point is unsupported)."""
     from .partial import resume
-
-    wrap = wrapper_maker(dict(traced_options or {}))
 
     def split(cap):
         in_callee = cap.interp.vm.top is not cap.top.frame
         try:
-            return resume.split_entry(cap, cap.top.pre, in_callee, backend, mode, wrap)
+            return resume.split_entry(cap, cap.top.pre, in_callee, backend, mode, callees)
         except Exception:  # noqa: BLE001 - unsupported point: the native entry
             return None
 
@@ -248,8 +263,9 @@ class Traced:
         self._fullgraph = fullgraph
         self._cache_limit = cache_limit
         self._options = {"backend": backend, "mode": mode, "cache_limit": cache_limit}
-        self._entries = []
-        self._callees = {}  # traced wrappers of callees of native entries (hybrid.py)
+        self._entries = Entries(cache_limit)
+        # The traced wrappers of callees that partial graphs call (partial/callees.py).
+        self._callees = Callees(wrapper_maker(self._options))
         self._warned_limit = False
         if mode == "reduce-overhead":
             _warn_reduce_overhead_on_cpu()
@@ -258,15 +274,15 @@ class Traced:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        for index, entry in enumerate(self._entries):
+        entries = self._entries.snapshot
+        for index, entry in enumerate(entries):
             try:
                 ok = entry.guard(args, kwargs)
             except Exception:  # noqa: BLE001 - a guard that raises is a miss
                 ok = -2
             if ok is True:
                 if index:
-                    del self._entries[index]
-                    self._entries.insert(0, entry)
+                    self._entries.to_front(entry)
                 if entry.native:
                     if entry.run is not None:
                         return entry.run(args, kwargs)
@@ -278,24 +294,34 @@ class Traced:
                         raise
                 return self._after_graph_failure(entry, args, kwargs)
             entry.failures[ok] = entry.failures.get(ok, 0) + 1
-        if len(self._entries) >= self._cache_limit:
+        return self._miss(args, kwargs, entries)
+
+    def _miss(self, args, kwargs, seen):
+        """Every entry of ``seen`` failed (see :class:`.cache.Entries` for
+        what happens when threads miss at once)."""
+        what = self._entries.begin_miss(seen)
+        if what == "retry":
+            return self(*args, **kwargs)
+        if what == "full":
             self._limit_reached()
+        if what != "capture":
             return self.__wrapped__(*args, **kwargs)
-        return self._miss(args, kwargs)
-
-    def _miss(self, args, kwargs):
         fn = self.__wrapped__
-        trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
-                        self._fullgraph, traced_options=self._options)
-        run = None
-        if trace.mock is None and trace.top_callees:
-            from .partial import hybrid
+        entry = None
+        try:
+            trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
+                            self._fullgraph, callees=self._callees)
+            run = None
+            if trace.mock is None and trace.top_callees:
+                from .partial import hybrid
 
-            if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
-                run = hybrid.runner(fn, wrapper_maker(self._options), self._callees)
-        entry = Entry(trace.guard, trace.mock, trace, run)
-        self._entries.insert(0, entry)
-        return trace.result
+                if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
+                    run = hybrid.runner(fn, self._callees)
+            entry = Entry(trace.guard, trace.mock, trace, run)
+            entry.watch([ref for guard in trace.guards for ref in guard.weak_refs()])
+        finally:
+            self._entries.end_miss(entry)
+        return trace.take_result()
 
     def _after_graph_failure(self, entry, args, kwargs):
         """The compiled graph raised on a hit (an index out of range): the
@@ -330,7 +356,7 @@ class Traced:
             "pyinterp.trace(%s) reached cache_limit=%d; new misses now run natively, "
             "untraced. The guard that failed most often: %s"
             % (getattr(self.__wrapped__, "__qualname__", self.__wrapped__), self._cache_limit,
-               which), RecompileLimitWarning, stacklevel=3)
+               which), RecompileLimitWarning, stacklevel=4)
 
     # -- looking like the original ---------------------------------------------------
     def __get__(self, instance, owner=None):
@@ -368,6 +394,8 @@ def _describe_guard(trace, index):
         return "the call's arguments (number of positional arguments or keyword names)"
     if index == -2:
         return "a guard raised an exception"
+    if index == RETIRED:
+        return "an object its guard held by weak reference died"
     return describe_guard(trace.guards[index], trace.param_names)
 
 

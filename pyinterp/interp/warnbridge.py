@@ -24,6 +24,11 @@ While an interpreted call runs, :func:`install` puts three things in place:
   front has already marked the message in the global once-registry; the hook
   unmarks it first.)
 
+The three are process-wide and interpreted calls run in several threads at
+once: the first :func:`install` in the process puts them in place, the last
+:func:`uninstall` takes them away, and each thread routes the warnings of
+its own C calls to its own innermost interpreted call.
+
 What stays different: the program can see the extra entry in
 ``warnings.filters`` while it runs, and a warning from an instruction that
 does not record its position (most non-call instructions) is attributed to
@@ -31,6 +36,7 @@ the line of the frame's last call or attribute load.
 """
 import re
 import sys
+import threading
 import warnings
 
 from .hostfiles import HOST_DIRS as _HOST_DIRS, TESTING_DIR as _TESTING_DIR
@@ -42,9 +48,18 @@ _FILTER = ("always", None, Warning, _HOST_MODULES, 0)
 _REGISTRY = "__warningregistry__"
 _MISSING = object()
 
-_ACTIVE = []
-"""The interpreters of the running interpreted calls, innermost last."""
-_state = {"shown": None, "registries": None}
+_thread = threading.local()
+"""``_thread.active``: this thread's interpreters of running interpreted
+calls, innermost last."""
+_lock = threading.Lock()
+_state = {"shown": None, "registries": None, "installs": 0}
+
+
+def _active():
+    active = getattr(_thread, "active", None)
+    if active is None:
+        active = _thread.active = []
+    return active
 
 
 def _is_host_file(filename):
@@ -54,8 +69,9 @@ def _is_host_file(filename):
 
 def _show(msg):
     """``warnings._showwarnmsg`` while interpreted code runs."""
-    if _ACTIVE and _is_host_file(msg.filename):
-        vm = _ACTIVE[-1]
+    active = getattr(_thread, "active", None)
+    if active and _is_host_file(msg.filename):
+        vm = active[-1]
         if vm.top is not None:
             warnings._onceregistry.pop((str(msg.message), msg.category), None)
             issue_warning(vm, msg.message, msg.source)
@@ -79,26 +95,37 @@ def install(vm):
     (Plain functions, not a context manager: ``contextlib`` is Python code,
     which must not run natively inside an interpreted call.)
     """
-    if not _ACTIVE:
-        _state["shown"] = warnings._showwarnmsg
-        warnings._showwarnmsg = _show
-        # The filter concerns pyinterp's modules only, whose registries are
-        # None: no registry of the program's needs invalidating, so the
-        # filters version is left alone (bumping it would make the program's
-        # "default" warnings show again after every interpreted call).
-        warnings.filters.insert(0, _FILTER)
-        _state["registries"] = saved = []
-        for namespace in _host_namespaces():
-            saved.append((namespace, namespace.get(_REGISTRY, _MISSING)))
-            namespace[_REGISTRY] = None
-    _ACTIVE.append(vm)
+    with _lock:
+        if _state["installs"] == 0:
+            _put_in_place()
+        _state["installs"] += 1
+    _active().append(vm)
+
+
+def _put_in_place():
+    _state["shown"] = warnings._showwarnmsg
+    warnings._showwarnmsg = _show
+    # The filter concerns pyinterp's modules only, whose registries are
+    # None: no registry of the program's needs invalidating, so the
+    # filters version is left alone (bumping it would make the program's
+    # "default" warnings show again after every interpreted call).
+    warnings.filters.insert(0, _FILTER)
+    _state["registries"] = saved = []
+    for namespace in _host_namespaces():
+        saved.append((namespace, namespace.get(_REGISTRY, _MISSING)))
+        namespace[_REGISTRY] = None
 
 
 def uninstall():
     """Undo the matching :func:`install`."""
-    _ACTIVE.pop()
-    if _ACTIVE:
-        return
+    _thread.active.pop()
+    with _lock:
+        _state["installs"] -= 1
+        if _state["installs"] == 0:
+            _take_away()
+
+
+def _take_away():
     if warnings._showwarnmsg is _show:
         warnings._showwarnmsg = _state["shown"]
     filters = warnings.filters

@@ -241,3 +241,49 @@ def test_native_entry_with_hooks_runs_plainly():
         assert seen == [1, 1]
     finally:
         handle.remove()
+
+
+# -- the callee a split entry or a native entry calls is the one found now -----------------
+class Breaking(torch.nn.Module):
+    """Breaks in its forward (an int from tensor data indexes a tuple)."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((4,), float(scale)))
+
+    def forward(self, x):
+        y = x * self.w
+        k = int(y.sum() > 0)
+        return (y - 1, y + 1)[k]
+
+
+class Holder(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.layer = Breaking(scale)
+
+    def forward(self, x):
+        return self.layer(x + 1) * 3
+
+
+def _run_holder(model, x):
+    return model(x)
+
+
+def _run_holder_in_a_loop(model, x):
+    for _ in range(2):
+        x = model.layer(x) + x[int(x.abs().argmax())]
+    return x
+
+
+@pytest.mark.parametrize("fn", [_run_holder, _run_holder_in_a_loop])
+def test_the_broken_callee_is_the_one_the_call_finds(fn):
+    traced = pyinterp.trace(fn, backend="eager")
+    x = _x(0)
+    first = Holder(2.0)
+    torch.testing.assert_close(traced(first, x), fn(first, x))
+    first.layer = Breaking(5.0)  # same type and shapes: the guards pass
+    torch.testing.assert_close(traced(first, x), fn(first, x))
+    for scale in (7.0, -3.0):
+        other = Holder(scale)
+        torch.testing.assert_close(traced(other, x), fn(other, x))

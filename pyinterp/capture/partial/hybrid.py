@@ -11,8 +11,9 @@ its own traced wrapper, which guards, captures and caches it like any
 traced function.  So a ``forward`` that breaks in its loop still runs its
 layers as compiled graphs.
 
-Callees that get a wrapper: ``nn.Module`` instances, and functions (and
-methods) without closure cells (a closure made per call would miss every
+Callees that get a wrapper (made per class or function by
+:mod:`.callees`): ``nn.Module`` instances, and functions (and methods)
+without closure cells (a closure made per call would miss every
 time) that are not generators or coroutines and come from neither torch nor
 the standard library.  Other callables run natively; builtins that need the
 interpreted frame (``super``, ``locals``...) keep their lookasides.
@@ -27,6 +28,7 @@ from ... import api
 from ...interp import calls
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ..modules import hooks_in_the_way
+from .callees import NO_SELF
 from ..torchfiles import TORCH_DIR
 from ...interp.vm import Interpreter
 
@@ -40,12 +42,11 @@ MAX_FRAME_STEPS = 2000
 _NOT_WRAPPED_DIRS = (TORCH_DIR, sysconfig.get_paths()["stdlib"] + os.sep)
 
 
-def runner(fn, wrap, wrappers):
+def runner(fn, callees):
     """A callable ``run(args, kwargs)`` for the entry of ``fn``, or None
     when ``fn`` has no frame to interpret (then it runs natively).
-    ``wrap(callee)`` makes a callee's traced wrapper (with the traced
-    function's options); ``wrappers`` (``id(callee) -> (callee, wrapper)``)
-    keeps them across calls."""
+    ``callees`` (a :class:`.callees.Callees`) gives the callees' traced
+    wrappers, kept across calls."""
     if isinstance(fn, torch.nn.Module):
         if _has_hooks(fn):
             return None
@@ -65,7 +66,7 @@ def runner(fn, wrap, wrappers):
     def run(args, kwargs):
         if _has_hooks(fn):  # (a hook registered since: the full call)
             return fn(*args, **kwargs)
-        vm = TracedCalleesInterpreter(wrap, wrappers)
+        vm = TracedCalleesInterpreter(callees)
         return api.run(target, bound + tuple(args), kwargs, vm=vm)
 
     return run
@@ -76,10 +77,9 @@ class TracedCalleesInterpreter(Interpreter):
     their traced wrappers, every other callee natively (two hooks of the
     call ladder: ``divert_call`` and ``call_function``)."""
 
-    def __init__(self, wrap, wrappers):
+    def __init__(self, callees):
         super().__init__()
-        self.wrap = wrap
-        self.wrappers = wrappers
+        self.callees = callees
         self.entered = False
 
     def divert_call(self, fn, args, kwargs):
@@ -98,18 +98,6 @@ class TracedCalleesInterpreter(Interpreter):
             return calls.call_function(self, func, args, kwargs)
         return _traced_or_native(self, func, args, kwargs)
 
-    def _wrapper(self, fn):
-        found = _wrapped_key(fn)
-        if found is None:
-            return None
-        key, owner = found
-        cached = self.wrappers.get(key)
-        if cached is not None and _same(cached[0], owner):
-            return cached[1]
-        wrapper = self.wrap(fn)
-        self.wrappers[key] = (owner, wrapper)
-        return wrapper
-
 
 def _traced_or_native(vm, fn, args, kwargs):
     """A call made by the interpreted frame: by its lookaside if it has one,
@@ -117,42 +105,28 @@ def _traced_or_native(vm, fn, args, kwargs):
     handler = calls.interception(fn)
     if handler is not None:
         return handler(vm, args, kwargs)
-    wrapper = vm._wrapper(fn)
-    if wrapper is not None:
-        fn = wrapper
+    route = vm.callees.route(fn, _traceable)
+    if route is not None:
+        fn, first = route
+        if first is not NO_SELF:
+            args = (first,) + tuple(args)
     return fn(*args, **kwargs) if kwargs else fn(*args)
 
 
 def wraps(fn):
     """True if a native entry would call ``fn`` through a traced wrapper
     (the capture counts such calls to decide whether to run one)."""
-    return _wrapped_key(fn) is not None
-
-
-def _wrapped_key(fn):
-    """``(key, owner)`` for the wrapper table, or None if ``fn`` runs natively."""
     tp = type(fn)
     if tp is types.MethodType:
-        func = fn.__func__
-        if type(func) is not types.FunctionType or not _traceable(func):
-            return None
-        return (id(func), id(fn.__self__)), (func, fn.__self__)
+        return type(fn.__func__) is types.FunctionType and _traceable(fn.__func__)
     if tp is types.FunctionType:
-        return (id(fn), fn) if _traceable(fn) else None
-    if isinstance(fn, torch.nn.Module):
-        return id(fn), fn
-    return None
+        return _traceable(fn)
+    return isinstance(fn, torch.nn.Module)
 
 
 def _traceable(func):
     return func.__closure__ is None and not func.__code__.co_flags & SUSPENDABLE_FLAGS \
         and not func.__code__.co_filename.startswith(_NOT_WRAPPED_DIRS)
-
-
-def _same(a, b):
-    if type(a) is tuple:
-        return type(b) is tuple and a[0] is b[0] and a[1] is b[1]
-    return a is b
 
 
 def _has_hooks(module):

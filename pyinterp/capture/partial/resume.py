@@ -31,18 +31,21 @@ in ``top.pre`` by :mod:`..variants`.
 """
 import sys
 import types
+import weakref
 
 from ...codegen import backends
 from ...codegen.mockgen import MockBuilder, Walker, graph_outputs
 from ...codegen.resume import call_then_resume, resume_code
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes.signals import NULL
+from .callees import NO_SELF
 
 SPLIT_POINTS = frozenset({"CALL"})
 """The instructions a break can split at (the capture snapshots its
 pre-state only before these)."""
-_resume_cache = {}
-_callee_wrappers = {}
+# Resume functions' traced wrappers by (code, split point), alive as long as
+# a mock calls them (each checked against its code: ids are reused).
+_resume_cache = weakref.WeakValueDictionary()
 
 
 class Unsupported(Exception):
@@ -67,12 +70,11 @@ class PreState:
         self.n_ops = rec.op_count
 
 
-def split_entry(cap, pre, in_callee, backend, mode, wrap):
+def split_entry(cap, pre, in_callee, backend, mode, callees):
     """Build the mock of a split entry at ``pre`` (see the module docstring);
-    returns ``(mock, listing, graph_module_or_None)``.  ``wrap(fn)`` gives
-    ``fn``'s traced wrapper (``fn`` itself if it is one), made with the
-    traced function's options: the resume function and a broken callee get
-    one."""
+    returns ``(mock, listing, graph_module_or_None)``.  ``callees`` (a
+    :class:`.callees.Callees`) makes traced wrappers with the traced
+    function's options: the resume function and a broken callee get one."""
     import torch
 
     ins = pre.ins
@@ -104,7 +106,7 @@ def split_entry(cap, pre, in_callee, backend, mode, wrap):
              if value is not NULL]
     stack = list(pre.stack)
     if in_callee:
-        stack = _wrap_callee(stack, argc, wrap)
+        stack, argc = _wrap_callee(stack, argc, callees)
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
                     cap.recording.scalars)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
@@ -123,15 +125,18 @@ def split_entry(cap, pre, in_callee, backend, mode, wrap):
     stack_exprs = [None if v is NULL else builder.value(v) for v in stack]
     local_exprs = [builder.value(v) for _, v in bound]
     n_after = len(below) + 1
-    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], wrap)
+    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], callees.wrap)
     note = "# %s at %s:%s runs natively" % (ins.opname, code.co_filename, ins.lineno)
     mock, listing = call_then_resume(builder, stack_exprs, argc, pre.kw_names or (), n_after,
                                      resume, "resume_" + code.co_name, local_exprs, note)
     return mock, listing, gm
 
 
-def _wrap_callee(stack, argc, wrap):
-    """The callee of the broken call, replaced by its traced wrapper."""
+def _wrap_callee(stack, argc, callees):
+    """The broken call made through the callee's traced wrapper (see
+    :mod:`.callees`): ``(stack, argc)`` for the new call.  A module or a
+    bound method stays on the stack as the wrapper's first argument, so the
+    mock takes it from where the call found it."""
     stack = list(stack)
     slot = len(stack) - argc - 2
     first, second = stack[slot], stack[slot + 1]
@@ -139,16 +144,17 @@ def _wrap_callee(stack, argc, wrap):
         index = slot + 1 if first is NULL else slot
     else:
         index = slot  # [function, self, args]: the plain function
-    callee = stack[index]
-    if not callable(callee):
-        return stack
-    key = id(callee)
-    wrapper = _callee_wrappers.get(key)
-    if wrapper is None or wrapper[0] is not callee:
-        wrapper = (callee, wrap(callee))
-        _callee_wrappers[key] = wrapper
-    stack[index] = wrapper[1]
-    return stack
+    route = callees.route(stack[index])
+    if route is None:
+        return stack, argc
+    wrapper, self_arg = route
+    if self_arg is NO_SELF:
+        stack[index] = wrapper
+        return stack, argc
+    if first is NULL:  # [NULL, callee, args] -> [NULL, wrapper, callee, args]
+        return stack[:index] + [wrapper, self_arg] + stack[index + 1:], argc + 1
+    # 3.13's [callee, NULL, args] -> [wrapper, NULL, callee, args]
+    return stack[:index] + [wrapper, NULL, self_arg] + stack[index + 2:], argc + 1
 
 
 def _localsplus(code):
@@ -162,10 +168,11 @@ def _resume_function(frame, ins, n_stack, local_names, wrap):
     code = frame.code
     key = (id(code), ins.index, n_stack, tuple(local_names))
     cached = _resume_cache.get(key)
-    if cached is not None and cached[0] is code:
-        return cached[1]
+    if cached is not None and cached.__dict__.get("resumes") is code:
+        return cached
     new_code = resume_code(code, ins.index, ins.lineno, n_stack, local_names)
     fn = types.FunctionType(new_code, frame.globals, code.co_name)
     traced = wrap(fn)
-    _resume_cache[key] = (code, traced)
+    traced.__dict__["resumes"] = code
+    _resume_cache[key] = traced
     return traced
