@@ -25,6 +25,8 @@ What is counted (honestly, and what is not):
   allocator statistic to ask.
 * **after del**: the same count once the compiled callable itself is
   deleted (what the process still holds for good: global caches).
+* **lines**: the entries ``linecache`` gained (generated source, such as
+  torch.fx's ``<eval_with_key>.N``), after the call and after the delete.
 * For scale: the model's parameter bytes and the output's bytes.
 
 A one-time warm-up compiles a small function with both compilers first
@@ -38,6 +40,7 @@ Usage::
 """
 import argparse
 import gc
+import linecache
 import sys
 import warnings
 
@@ -115,6 +118,7 @@ def measure(spec, make, mode, seed=1):
         model.requires_grad_(False)
     params = sum(p.numel() * p.element_size() for p in model.parameters())
     before = live_storages()
+    lines = set(linecache.cache)
     compiled = make(model)
 
     def first_call():
@@ -126,10 +130,12 @@ def measure(spec, make, mode, seed=1):
 
     out_bytes = first_call()
     retained, count = new_bytes(before)
+    new_lines = len(set(linecache.cache) - lines)
     del compiled
     after_del, _ = new_bytes(before)
     return {"retained": retained, "tensors": count, "after_del": after_del,
-            "params": params, "output": out_bytes}
+            "params": params, "output": out_bytes, "lines": new_lines,
+            "lines_after_del": len(set(linecache.cache) - lines)}
 
 
 SYSTEMS = {
@@ -140,7 +146,7 @@ SYSTEMS = {
 
 
 def kib(n):
-    return "%.1f KiB" % (n / 1024.0)
+    return "%.1f KiB" % (n / 1024.0) if n >= 1024 else "%d B" % n
 
 
 def parse_args(argv):
@@ -162,8 +168,9 @@ def main(argv=None):
     print("Retained after the first call (backend=%s, torch %s); tensor storage bytes "
           "alive that were not before the call." % (args.backend, torch.__version__))
     print()
-    print("| model | mode | params | output | system | retained | tensors | after del |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | mode | params | output | system | retained | tensors | after del "
+          "| lines | lines after del |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in args.models.split(","):
         spec = M.get_model(name)
         for mode in modes:
@@ -173,12 +180,13 @@ def main(argv=None):
                 try:
                     r = measure(spec, lambda m: make(m, args.backend), mode)
                 except Exception as exc:  # noqa: BLE001 - reported in the table
-                    print("| %s | %s | | | %s | error: %s | | |" % (
+                    print("| %s | %s | | | %s | error: %s | | | | |" % (
                         name, mode, system, H.one_line(exc, 80)))
                     continue
-                print("| %s | %s | %s | %s | %s | %s | %d | %s |" % (
+                print("| %s | %s | %s | %s | %s | %s | %d | %s | %d | %d |" % (
                     name, mode, kib(r["params"]), kib(r["output"]), system,
-                    kib(r["retained"]), r["tensors"], kib(r["after_del"])))
+                    kib(r["retained"]), r["tensors"], kib(r["after_del"]), r["lines"],
+                    r["lines_after_del"]))
                 sys.stdout.flush()
     return 0
 

@@ -6,10 +6,17 @@ Triton on GPU); any other callable is a ``torch.compile``-style backend
 ``(GraphModule, example_inputs) -> callable``.  A backend that fails is
 reported with a warning and replaced by the eager backend for that graph,
 so a call always returns its real result.
+
+One graph compiles at a time in the process (a reentrant lock, as
+torch.compile's): Inductor's configuration and caches are process-wide.
+Captures in other threads go on meanwhile; only their compiles wait.
 """
+import threading
 import warnings
 
 from . import collector
+
+_compile_lock = threading.RLock()
 
 
 def eager(gm, example_inputs):
@@ -71,10 +78,11 @@ def compile_graph(backend, gm, example_inputs, mode=None):
     """Compile ``gm``; on failure warn and fall back to the eager backend.
 
     The backend runs with the cyclic collector as the user had it, even
-    inside a capture (see :mod:`pyinterp.codegen.collector`).
+    inside a capture (see :mod:`pyinterp.codegen.collector`), and holds
+    the process's compile lock.
     """
     try:
-        with collector.as_the_user_had_it():
+        with _compile_lock, collector.as_the_user_had_it():
             if backend is inductor:
                 return inductor(gm, example_inputs, mode)
             return backend(gm, list(example_inputs))

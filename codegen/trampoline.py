@@ -10,10 +10,13 @@ registry, both when the traced run first makes the call and on every
 replay.
 """
 import types
+import weakref
 
 from .emit import Emitter
 
-_cache = {}
+# Alive as long as a mock calls them: a trampoline holds its module's
+# globals, which must not outlive the program's use of them.
+_cache = weakref.WeakValueDictionary()
 
 
 def trampoline(site, name, globals_):

@@ -47,22 +47,28 @@ def step(model, x):
     return h.tanh() - 1
 
 
-@pytest.mark.parametrize("backend", ["eager", "inductor"])
-def test_no_tensor_of_the_call_and_not_the_module_outlive_it(backend):
-    traced = pyinterp.trace(step, backend=backend)
-    traced(Block(), torch.randn(3, 8))  # (Inductor's one-time set-up, outside the count)
-    before = _live_tensors()
+def _call_leaves_nothing(traced, fn, rows, before):
+    """``traced(model, x)`` on a fresh model and input matches eager's; once
+    the caller drops them, no tensor of the call and not the model is alive
+    (``before``: the tensors alive before)."""
 
     def call():
-        model, x = Block(), torch.randn(5, 8)
+        model, x = Block(), torch.randn(rows, 8)
         y = traced(model, x)
-        assert_same(y, step(model, x))
+        assert_same(y, fn(model, x))
         return weakref.ref(model), weakref.ref(x), weakref.ref(y)
 
     refs = call()
     gc.collect()
     assert [r() for r in refs] == [None, None, None]
     assert _new_tensors(before) == []
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_no_tensor_of_the_call_and_not_the_module_outlive_it(backend):
+    traced = pyinterp.trace(step, backend=backend)
+    traced(Block(), torch.randn(3, 8))  # (Inductor's one-time set-up, outside the count)
+    _call_leaves_nothing(traced, step, 5, _live_tensors())
     # The entry still serves calls of the same kind, with eager's results.
     model, x = Block(), torch.randn(5, 8)
     assert_same(traced(model, x), step(model, x))
@@ -123,18 +129,8 @@ def _breaks_in_a_loop(model, x):
 def test_graph_breaks_keep_no_tensor_of_the_first_call_either(fn, capsys):
     traced = pyinterp.trace(fn, backend="eager")
     before = _live_tensors()
-
-    def call():
-        model, x = Block(), torch.randn(4, 8)
-        y = traced(model, x)
-        assert_same(y, fn(model, x))
-        return weakref.ref(model), weakref.ref(x), weakref.ref(y)
-
     for _ in range(2):  # the first call (a capture), then a hit
-        refs = call()
-        gc.collect()
-        assert [r() for r in refs] == [None, None, None]
-        assert _new_tensors(before) == []
+        _call_leaves_nothing(traced, fn, 4, before)
 
 
 def test_linecache_does_not_grow_with_recaptures():
