@@ -118,27 +118,27 @@ def test_concurrent_hits_on_several_entries_keep_the_cache_intact():
         return x + 1
 
     traced, counter = traced_counting(f)
-    shapes = [(1,), (2,), (3,)]
+    shapes = [(n,) for n in range(1, 7)]
     for shape in shapes:
         traced(torch.zeros(shape))
-    assert counter.count == 3
+    assert counter.count == len(shapes)
     wrong = []
 
     def work(i):
-        for k in range(10000):
-            x = torch.zeros(shapes[(k + i) % 3])
+        for k in range(6000):
+            x = torch.zeros(shapes[(k * (i + 1)) % len(shapes)])
             if not torch.equal(traced(x), f(x)):
                 wrong.append(x.shape)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads often: the races show
     try:
-        _in_threads(4, work)
+        _in_threads(8, work)
     finally:
         sys.setswitchinterval(interval)
     assert wrong == []
-    assert counter.count == 3  # every call a hit: no entry lost
-    assert len(traced._entries) == 3 and len(set(map(id, traced._entries))) == 3
+    assert counter.count == len(shapes)  # every call a hit: no entry lost
+    assert len(traced._entries) == len(set(map(id, traced._entries))) == len(shapes)
 
 
 def _depth(n):
