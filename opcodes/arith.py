@@ -1,5 +1,5 @@
 """Operators: binary, unary, comparison, identity, membership, subscription."""
-from .fastpath import BINARY_FUNCTIONS, COMPARE_FUNCTIONS, NATIVE_TYPES
+from .fastpath import BINARY_FUNCTIONS, COMPARE_FUNCTIONS, SCALAR_TYPES
 from .registry import opcode
 
 
@@ -11,17 +11,21 @@ def binary_op(vm, frame, ins):
     Data model: ``__op__``, then reflected ``__rop__`` (first, if the right
     operand's type is a subclass that overrides it), honouring
     ``NotImplemented``; in-place forms try ``__iop__`` first.  Python
-    dunders are interpreted.
+    dunders are interpreted.  Scalars take a fast path; containers go
+    through ``vm.binary_op``.
     RefGraph: with a tensor operand, an FX node for the operator (rule
     `torch_function`; an in-place operator on an outside tensor is an input
-    mutation kept in the graph); `float_binary_op` and `int_binary_op`:
+    mutation kept in the graph); rule `binary_op`: C code that reads
+    containers has them guarded (``a + b`` on lists), an in-place operator
+    on an outside list, dict or set is a write the mock replays (``a +=
+    b``); `float_binary_op` and `int_binary_op`:
     arithmetic on floats and ints the graph computes is recorded on their
     nodes, and its result is tracked in turn; `float_move`.
     """
     stack = frame.stack
     rhs = stack.pop()
     lhs = stack[-1]
-    if type(lhs) in NATIVE_TYPES and type(rhs) in NATIVE_TYPES:
+    if type(lhs) in SCALAR_TYPES and type(rhs) in SCALAR_TYPES:
         stack[-1] = BINARY_FUNCTIONS[ins.argval](lhs, rhs)
     else:
         stack[-1] = vm.binary_op(ins.argval, lhs, rhs)
@@ -80,9 +84,10 @@ def compare_op(vm, frame, ins):
 
     Reflected method first when the right operand's type is a subclass;
     ``==``/``!=`` fall back to identity.
-    RefGraph: an FX node for tensor operands (rule `torch_function`); a
-    comparison of other values records nothing (values from outside were
-    guarded where they were read); `float_compare_op` and `int_compare_op`: a
+    RefGraph: an FX node for tensor operands (rule `torch_function`); rule
+    `compare`: a comparison that C code makes of containers reads them
+    through and through (their items guarded); other values from outside
+    were guarded where they were read; `float_compare_op` and `int_compare_op`: a
     comparison of a number the graph computes that feeds a conditional jump
     pushes a recorded 0-d bool tensor, so the jump is a data-dependent branch
     (any other comparison of one breaks); rule `truth` when the bool bit
@@ -91,7 +96,7 @@ def compare_op(vm, frame, ins):
     stack = frame.stack
     rhs = stack.pop()
     lhs = stack[-1]
-    if type(lhs) in NATIVE_TYPES and type(rhs) in NATIVE_TYPES:
+    if type(lhs) in SCALAR_TYPES and type(rhs) in SCALAR_TYPES:
         result = COMPARE_FUNCTIONS[ins.argval](lhs, rhs)
     else:
         result = vm.compare(ins.argval, lhs, rhs)

@@ -12,6 +12,12 @@ NATIVE_TYPES = frozenset({
     frozenset, type(None), range, slice, type(Ellipsis),
 })
 
+SCALAR_TYPES = NATIVE_TYPES - {bytearray, list, tuple, dict, set, frozenset}
+"""The immutable scalars among :data:`NATIVE_TYPES`: the handlers' fast
+paths take these only, so an operator on a container always goes through
+``vm.binary_op``/``vm.compare``, where an interpreter subclass sees it (the
+capture guards what C code reads from a container)."""
+
 BINARY_FUNCTIONS = (
     operator.add, operator.and_, operator.floordiv, operator.lshift,
     operator.matmul, operator.mul, operator.mod, operator.or_, operator.pow,

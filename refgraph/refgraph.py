@@ -28,6 +28,7 @@ _IDENTITY_TYPES = frozenset({
     property, types.CodeType,
 })
 _BOUND_C_METHODS = frozenset({types.BuiltinMethodType, types.MethodWrapperType})
+_GROWING = frozenset({"append", "extend", "__iadd__"})  # list methods that only add at the end
 
 
 @attrs.define
@@ -82,6 +83,17 @@ class RefGraph:
         if key not in self.guards:
             self.guards[key] = guard
 
+    def fixed(self, value):
+        """True if the guard a read of ``value`` adds fixes all that C code
+        can read from it: scalars, value types, and sets and tuples of
+        scalars by value; classes, functions, modules and enum members by
+        identity.  (An object guarded by its type only is not fixed.)"""
+        tp = type(value)
+        return tp in _SCALARS or tp in _IDENTITY_TYPES or isinstance(value, type) \
+            or _is_enum_member(value) \
+            or bool(self._value_types) and isinstance(value, self._value_types) \
+            or tp in (tuple, frozenset, set) and _all_scalars(value)
+
     # -- reads --------------------------------------------------------------
     def read(self, source, value, site=None):
         """``value`` was read at ``source``: register it and guard it."""
@@ -112,7 +124,8 @@ class RefGraph:
                 shape=tuple(value.shape), stride=tuple(value.stride()),
                 requires_grad=value.requires_grad, site=site))
             self._tensor_sources.append(source)
-        elif tp in _IDENTITY_TYPES or _is_enum_member(value):
+        elif tp in _IDENTITY_TYPES or isinstance(value, type) or _is_enum_member(value):
+            # (a class by identity whatever its metaclass: ABCMeta, EnumMeta...)
             self.add_guard(G.Identity(source, obj=value, site=site))
             if tp is types.FunctionType:
                 self.register(value, source)
@@ -256,7 +269,7 @@ class RefGraph:
         (:meth:`_settle`, with the length it had before the first append).
         """
         target = self._sources[id(obj)]
-        if id(obj) in self._grown or type(obj) is list and method in ("append", "extend") \
+        if id(obj) in self._grown or type(obj) is list and method in _GROWING \
                 and type(target) is not Root and self.is_clean(obj):
             self._grown.setdefault(id(obj), (len(obj), site))
             key = ("grown", id(obj))

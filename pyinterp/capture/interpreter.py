@@ -30,47 +30,31 @@ import types
 import attrs
 import torch
 
-from ..interp.model import attributes, containers, operators
+from ..interp.model import attributes, containers, operators, text
 from ..interp import calls
 from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from .special_calls import CONSUMERS, captured_call, deferred, is_deferred
-from . import callbacks, rules
+from . import callbacks, consumers, rules
+from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
+from .special_calls import captured_call, deferred, is_deferred
 from .variants import captured_instructions
 from ..interp.model.dunders import bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
 from .modules import GLOBAL_HOOK_NAMES, GLOBAL_HOOKS, MODULE_HOOKS, hooks_in_the_way
 from ..refgraph import guards as G
 from ..refgraph.expr import is_literal
-from ..refgraph.refgraph import _all_scalars
 from ..refgraph.sources import Attr, Item, Root
 from ..interp.vm import Interpreter, checked_copy
+from ..opcodes.fastpath import SCALAR_TYPES
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
 MethodType = types.MethodType
-_C_CONTAINERS = (list, tuple, dict)
 _IMPURE_MODULES = frozenset({"random", "_random", "time", "os", "posix", "nt", "uuid",
                              "secrets", "socket", "select", "_io", "io", "datetime"})
 
-# Methods of outside containers: which ones write, which ones only read.
-_MUTATORS = {
-    list: {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-           "__setitem__", "__delitem__", "__iadd__"},
-    dict: {"update", "pop", "popitem", "setdefault", "clear", "__setitem__", "__delitem__",
-           "move_to_end"},
-    set: {"add", "discard", "remove", "pop", "clear", "update", "difference_update",
-          "intersection_update", "symmetric_difference_update"},
-}
-_READERS = {
-    list: {"index", "count", "copy", "__getitem__", "__len__", "__contains__", "__iter__",
-           "__reversed__"},
-    tuple: {"index", "count", "__getitem__", "__len__", "__contains__", "__iter__"},
-    dict: {"get", "keys", "values", "items", "copy", "__contains__", "__getitem__", "__len__",
-           "__iter__", "__reversed__"},
-}
 # Builtins that read nothing but what the guards already fix (types).
 _NEUTRAL = frozenset(id(f) for f in (isinstance, issubclass, callable, type))
 # Torch functions that change global state the graph cannot record.
@@ -250,15 +234,85 @@ class CaptureInterpreter(Interpreter):
             self._read_len(container)
 
     def contains(self, container, item):
-        result = containers.contains(self, container, item)
-        if self.capture.breaks.active and self.refgraph.is_outside(container) \
-                and not isinstance(container, Tensor) \
+        """``item in container``: a hashed lookup in an outside dict or set
+        is guarded as such; a sequence compares the item with its items
+        natively (:data:`.consumers.VALUE`)."""
+        cap = self.capture
+        if cap.breaks.active and not isinstance(container, Tensor) \
                 and not needs_interpreter(lookup(type(container), "__contains__")):
             if isinstance(container, (dict, set, frozenset)) and _hashable(item):
-                self.refgraph.read_contains(container, item, result, self.capture.site())
-            else:
-                self._read_all(container)
-        return result
+                consumers.consume(cap, (), VALUE, unchecked=(item,))
+                result = containers.contains(self, container, item)
+                if cap.breaks.active and self.refgraph.is_outside(container):
+                    self.refgraph.read_contains(container, item, result, cap.site())
+                return result
+            consumers.consume(cap, (container,), VALUE, unchecked=(item,))
+        return containers.contains(self, container, item)
+
+    def binary_op(self, nb, a, b):
+        """``a <op> b`` run by C code (no Python dunder in the way): the
+        containers it reads are guarded (:mod:`.consumers`), an in-place
+        operator on an outside container is a write the mock replays, and
+        an outside object whose value no guard fixes is a break."""
+        ta, tb = type(a), type(b)
+        if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
+                or ta is Tensor or tb is Tensor or isinstance(a, Tensor) or isinstance(b, Tensor):
+            return operators.binary_op(self, nb, a, b)
+        if not operators.python_binary(nb, a, b):
+            self._native_operands(operators.native_inplace(nb, a), a, b)
+        return operators.binary_op(self, nb, a, b)
+
+    def _native_operands(self, inplace, a, b):
+        cap = self.capture
+        rg = self.refgraph
+        if inplace and rg.is_outside(a):
+            if isinstance(a, (list, dict, set)):
+                self._no_writes_while_speculating("an in-place %s" % inplace)
+                consumers.mutate(cap, a, inplace, (b,))
+                return
+            cap.break_graph("opaque-native-call", "%s of a %s from outside"
+                            % (inplace, type(a).__name__))
+            return
+        for v in (a, b):
+            if rg.is_outside(v) and consumers.container_kind(v) is None and not rg.fixed(v):
+                cap.break_graph("opaque-native-call", "an operator on a %s from outside"
+                                % type(v).__name__)
+                return
+        consumers.consume(cap, (a, b), ITEMS if _hashes_items(a, b) else REFS)
+
+    def compare(self, op, a, b):
+        """``a <op> b`` compared by C code: both sides are read through and
+        through (:data:`.consumers.VALUE`)."""
+        ta, tb = type(a), type(b)
+        if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
+                or isinstance(a, Tensor) or isinstance(b, Tensor):
+            return operators.compare(self, op, a, b)
+        if not operators.python_compare(op, a, b):
+            consumers.consume(self.capture, (a, b), VALUE)
+        return operators.compare(self, op, a, b)
+
+    def to_str(self, value):
+        self._formatted(value, "__str__")
+        return text.to_str(self, value)
+
+    def to_repr(self, value):
+        self._formatted(value, "__repr__")
+        return text.to_repr(self, value)
+
+    def to_ascii(self, value):
+        self._formatted(value, "__repr__")
+        return text.to_ascii(self, value)
+
+    def format(self, value, spec=""):
+        self._formatted(value, "__format__")
+        return text.format_value(self, value, spec)
+
+    def _formatted(self, value, method):
+        """C code formats ``value`` (a container's repr formats its items):
+        :data:`.consumers.TEXT`."""
+        if type(value) not in SCALAR_TYPES and self.capture.breaks.active \
+                and not needs_interpreter(lookup(type(value), method)):
+            consumers.consume(self.capture, (value,), TEXT)
 
     def length(self, obj):
         result = operators.length(self, obj)
@@ -298,20 +352,7 @@ class CaptureInterpreter(Interpreter):
 
     def _read_all(self, obj):
         """``obj`` is about to be iterated natively: guard all of it."""
-        if not (self.capture.breaks.active and self.refgraph.is_outside(obj)) \
-                or isinstance(obj, Tensor):
-            return
-        if isinstance(obj, _C_CONTAINERS) and not needs_interpreter(lookup(type(obj), "__iter__")):
-            self.refgraph.read_all(obj, self.capture.site())
-        elif type(obj) in (set, frozenset) and _all_scalars(obj):
-            pass  # guarded by value when read
-        elif lookup(type(obj), "__next__") is not MISSING:
-            self.capture.break_graph("opaque-native-call",
-                                     "consuming a %s from outside" % type(obj).__name__)
-        elif type(obj) in (set, frozenset) or not needs_interpreter(lookup(type(obj), "__iter__")) \
-                and lookup(type(obj), "__iter__") is not MISSING:
-            self.capture.break_graph("opaque-native-call",
-                                     "iterating a %s from outside natively" % type(obj).__name__)
+        consumers.consume(self.capture, (obj,), REFS)
 
     # -- writes ---------------------------------------------------------------
     def _no_writes_while_speculating(self, what):
@@ -491,8 +532,7 @@ class CaptureInterpreter(Interpreter):
                 self.refgraph.register(result, Root(result, result.__qualname__))
             return result
         if id(cls) in CONSUMERS:
-            for a in args:
-                self._read_all(a)
+            consumers.consume_call(self.capture, cls, args, kwargs)
             return calls.construct(self, cls, args, kwargs)
         cap = self.capture
         if cap.breaks.active and callbacks.disabled(lookup(cls, "__init__")):
@@ -504,6 +544,9 @@ class CaptureInterpreter(Interpreter):
                 cap.break_graph("native-callback", "%s() received a Python callable (%s) it "
                                 "may call natively" % (cls.__qualname__, _name_of(stored)))
             return cap.call_torch(cls, args, kwargs)
+        if not _python_construction(cls):
+            # C code builds it from its arguments (a frozen copy of a list...).
+            consumers.consume(cap, args + tuple((kwargs or {}).values()), consumers.ARGS)
         return calls.construct(self, cls, args, kwargs)
 
     def call_native(self, fn, args, kwargs=None):
@@ -521,8 +564,8 @@ class CaptureInterpreter(Interpreter):
         if cap.speculation.depth and speculate.appended_to(cap, fn, args, kwargs) is not None:
             return fn(*args)  # (taken back after the arm: speculate.Journal)
         if cap.speculation.depth and (owner is not None or type(fn) in (
-                types.MethodDescriptorType, types.WrapperDescriptorType)) and any(
-                getattr(fn, "__name__", "") in names for names in _MUTATORS.values()):
+                types.MethodDescriptorType, types.WrapperDescriptorType)) \
+                and getattr(fn, "__name__", "") in consumers.MUTATORS:
             self._no_writes_while_speculating("%s()" % fn.__name__)
         if not args and not kwargs and _is_impure(fn) and scalars.recomputable(cap, fn):
             return scalars.recompute(cap, fn)  # random.random(), time.time()
@@ -545,8 +588,15 @@ class CaptureInterpreter(Interpreter):
             # dict.get(d, k): an unbound C method applied to an outside object
             self._outside_method(args[0], fn.__name__, args[1:], kwargs)
             return calls.call(self, fn, args, kwargs)
-        if owner is not None and type(owner) in (list, dict, set) and not rg.is_outside(owner):
-            return calls.call(self, fn, args, kwargs)  # storing into the run's own container
+        if owner is not None and type(owner) in _OWN_CONTAINERS and not rg.is_outside(owner):
+            # A method of the run's own container (or of a str): it reads
+            # its arguments as its entry in consumers.METHODS says.
+            spec = consumers.method(owner, fn.__name__)
+            if spec is not None:
+                consumers.read_for(cap, spec, owner, args, kwargs)
+                return calls.call(self, fn, args, kwargs)
+            if type(owner) is not str:
+                return calls.call(self, fn, args, kwargs)
         if _is_torch_native(fn):
             return self._call_torch_native(fn, args, kwargs)
         if _is_impure(fn):
@@ -562,21 +612,22 @@ class CaptureInterpreter(Interpreter):
             cap.interp.volatile.add(result)
             return result
         if id(fn) in CONSUMERS:
-            for a in args:
-                self._read_all(a)
+            consumers.consume_call(cap, fn, args, kwargs)
             return calls.call(self, fn, args, kwargs)
         values = list(args) + (list(kwargs.values()) if kwargs else [])
         if any(rg.is_outside(v) and not isinstance(v, _PASSIVE_ARGUMENTS) for v in values):
             cap.break_graph("opaque-native-call", "%s() received an object from outside"
                             % getattr(fn, "__qualname__", fn))
             return calls.call(self, fn, args, kwargs)
+        consumers.consume(cap, values, consumers.ARGS)  # (what the run's containers hold)
         if any(isinstance(v, Tensor) for v in values):
             return calls.call(self, fn, args, kwargs)
         return self._call_watched(fn, args, kwargs)
 
     def _call_torch_native(self, fn, args, kwargs):
         """Torch's C code called with the program's values.  It reads what it
-        receives natively: outside containers are guarded whole; any other
+        receives natively: containers are read through and through
+        (:data:`.consumers.ARGS`); any other
         outside object (a DDP reducer, a C++ logger) or a Python callable
         (a hook it would store) is a break before the call.  The call runs
         watched: Python code outside torch that it calls back (the
@@ -586,14 +637,14 @@ class CaptureInterpreter(Interpreter):
         rg = self.refgraph
         values = list(args) + (list(kwargs.values()) if kwargs else [])
         for v in values:
-            if not rg.is_outside(v) or isinstance(v, _PASSIVE_ARGUMENTS):
-                continue
-            if isinstance(v, _C_CONTAINERS):
-                self._read_all(v)
-            else:
+            if rg.is_outside(v) and not isinstance(v, _PASSIVE_ARGUMENTS) \
+                    and consumers.container_kind(v) is None:
                 cap.break_graph("opaque-native-call", "torch's %s() received a %s from outside"
                                 % (_name_of(fn), type(v).__name__))
                 return calls.call(self, fn, args, kwargs)
+        consumers.consume(cap, values, consumers.ARGS)  # (a list is a constant of the op)
+        if not cap.breaks.active:
+            return calls.call(self, fn, args, kwargs)
         stored = callbacks.stored_callable(values, Tensor)
         if stored is not None:
             cap.break_graph("native-callback", "torch's %s() received a Python callable (%s) "
@@ -663,28 +714,26 @@ class CaptureInterpreter(Interpreter):
             rg.read_attr(owner, name, value, site)
 
     def _outside_method(self, owner, name, args, kwargs):
-        """A C method of an outside object: record its read or write."""
+        """A C method of an outside object: record its read or write
+        (the builtin containers' methods: :data:`.consumers.METHODS`)."""
         rg = self.refgraph
-        site = self.capture.site()
-        for base in type(owner).__mro__:
-            if name in _MUTATORS.get(base, ()):
-                rg.write_call(owner, name, args, kwargs, site)
-                return
-            if name in _READERS.get(base, ()):
-                if base is dict and name == "get" and args and is_literal(args[0]):
-                    present = dict.__contains__(owner, args[0])
-                    rg.read_contains(owner, args[0], present, site)
-                    if present:
-                        rg.read_item(owner, args[0], dict.__getitem__(owner, args[0]), site)
-                elif base is dict and name == "keys":
-                    rg.read_all(owner, site)
-                else:
-                    rg.read_all(owner, site)
-                return
-        if isinstance(owner, _IMMUTABLE_OWNERS + _NEUTRAL_OWNERS):
+        cap = self.capture
+        spec = consumers.method(owner, name)
+        if spec is None:
+            if not isinstance(owner, _IMMUTABLE_OWNERS + _NEUTRAL_OWNERS):
+                cap.break_graph("opaque-native-call", "%s.%s() on an object from outside"
+                                % (type(owner).__name__, name))
             return
-        self.capture.break_graph("opaque-native-call", "%s.%s() on an object from outside"
-                                 % (type(owner).__name__, name))
+        if spec.writes:
+            consumers.mutate(cap, owner, name, args, kwargs)
+        elif isinstance(owner, dict) and name == "get" and args and is_literal(args[0]):
+            site = cap.site()
+            present = dict.__contains__(owner, args[0])
+            rg.read_contains(owner, args[0], present, site)
+            if present:
+                rg.read_item(owner, args[0], dict.__getitem__(owner, args[0]), site)
+        else:
+            consumers.read_for(cap, spec, owner, args, kwargs)
 
 
 # Outside values a C function may receive without reading state we guard
@@ -729,6 +778,27 @@ def _plain_reduce(obj, args, kwargs):
             "__slots__" in c.__dict__ for c in tp.__mro__):
         return False
     return type(getattr(obj, "__dict__", None)) is dict
+
+
+def _python_construction(cls):
+    """True if building ``cls`` runs Python code (``__new__``, ``__init__``
+    or a metaclass ``__call__``), which is interpreted."""
+    meta_call = lookup(type(cls), "__call__")
+    if meta_call is not type.__call__ and needs_interpreter(meta_call):
+        return True
+    new = lookup(cls, "__new__")
+    if isinstance(new, staticmethod):
+        new = new.__func__
+    return needs_interpreter(new) or needs_interpreter(lookup(cls, "__init__"))
+
+
+_OWN_CONTAINERS = frozenset({list, dict, set, str})
+
+
+def _hashes_items(a, b):
+    """Set operators hash (and compare) the items of their operands."""
+    return any(isinstance(v, (set, frozenset)) or consumers.container_kind(v) == "view"
+               for v in (a, b))
 
 
 def _hashable(key):

@@ -6,8 +6,9 @@ handlers, which win over the plain lookasides while capture is on).
   ``warnings.warn`` and ``torch.set_printoptions`` run now and are replayed
   by the mock (:func:`deferred`);
 * ``__import__``: the module it returns is reached by identity;
-* builtins that consume their arguments' items (:data:`CONSUMERS`) guard
-  those items before their lookaside runs;
+* builtins that consume their arguments' items
+  (:data:`.consumers.CONSUMERS`) guard those items before their lookaside
+  runs;
 * ``torch.compiler.is_compiling()`` is True while capturing.
 
 (``hasattr``/``getattr``/``len`` need no entry: their lookasides go through
@@ -32,6 +33,7 @@ import torch
 from ..codegen.trampoline import trampoline
 from ..interp import calls, lookasides  # noqa: F401  (the plain handlers, wrapped below)
 from ..refgraph.sources import Root
+from .consumers import CONSUMER_CALLABLES, TEXT, consume, consume_call
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
@@ -57,6 +59,10 @@ def deferred(vm, fn, args, kwargs):
     if not _printable(args, kwargs):
         cap.break_graph("unsupported-value", "%s() of an object the mock cannot rebuild"
                         % getattr(fn, "__name__", "call"))
+        return calls.call(vm, fn, args, kwargs)
+    # The replay prints the same values: what they hold from outside is guarded.
+    consume(cap, tuple(args) + tuple(kwargs.values()), TEXT)
+    if not cap.breaks.active:
         return calls.call(vm, fn, args, kwargs)
     name = frame.code.co_name if frame is not None else "<traced>"
     globals_ = frame.globals if frame is not None else {}
@@ -100,12 +106,6 @@ def _import(vm, args, kwargs):
     return module
 
 
-_CONSUMER_CALLABLES = (list, tuple, dict, set, frozenset, sorted, enumerate, zip, reversed,
-                       sum, min, max, any, all, iter, map, filter, str.join, dict.fromkeys)
-CONSUMERS = frozenset(id(f) for f in _CONSUMER_CALLABLES)
-"""Builtins whose only outside reads are the items of container arguments."""
-
-
 class _Deferred:
     """The capture handler of a call the mock replays (:func:`deferred`)."""
 
@@ -130,13 +130,12 @@ def is_deferred(fn):
     return type(calls.interception(fn, calls.CAPTURE)) is _Deferred
 
 
-def _reading_arguments(lookaside):
-    """The capture handler of a consumer: guard its arguments' items, then
-    run its lookaside."""
+def _reading_arguments(fn, lookaside):
+    """The capture handler of a consumer: guard what it reads of its
+    arguments (:func:`.consumers.consume_call`), then run its lookaside."""
 
     def run(vm, args, kwargs):
-        for a in args:
-            vm._read_all(a)
+        consume_call(vm.capture, fn, args, kwargs)
         return lookaside(vm, args, kwargs)
 
     return run
@@ -170,10 +169,10 @@ for _name in LOGGER_METHODS:
     _defer(getattr(logging.Logger, _name))
     if hasattr(logging, _name):
         _defer(getattr(logging, _name))
-for _fn in _CONSUMER_CALLABLES:
+for _fn in CONSUMER_CALLABLES:
     _lookaside = calls.interception(_fn)
     if _lookaside is not None:
-        _special(_fn, _reading_arguments(_lookaside))
+        _special(_fn, _reading_arguments(_fn, _lookaside))
 
 
 del _name, _fn, _lookaside

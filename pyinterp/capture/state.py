@@ -26,6 +26,7 @@ import attrs
 import torch
 
 from . import callbacks
+from .consumers import ARGS, consume
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
@@ -267,6 +268,10 @@ class Capture:
         if self.interp.opaque:
             self.break_graph("native-callback", "%s ran inside a native call" % _spell(func))
             return func(*args, **kwargs)
+        # Containers among the arguments are constants of the node: guard them.
+        consume(self, args + tuple(kwargs.values()), ARGS)
+        if not self.breaks.active:
+            return func(*args, **kwargs)
         if self.speculation.depth and (name in _MUTATING or name.endswith("_")
                                        and not name.endswith("__")):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
@@ -334,6 +339,7 @@ class Capture:
         grad = torch.is_grad_enabled()
         inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
+        consume(self, tuple(args) + tuple((kwargs or {}).values()), ARGS)
         result = self.run_watched(fn, args, kwargs)
         if self.breaks.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
                 and getattr(fn, "__name__", "") in ("__enter__", "__exit__"):

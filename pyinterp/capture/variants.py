@@ -23,7 +23,7 @@ import types
 import attrs
 import torch
 
-from . import rules
+from . import consumers, rules
 from .values import scalars, tracked_ints
 from .graphmend import speculate, whileloop
 from ..interp.frame import decoded_for
@@ -186,8 +186,10 @@ def jump_if_tensor(vm, frame, ins, base):
 
 def reads_container(vm, frame, ins, base):
     """The instructions that read the container on top whole, natively
-    (``[*a]``, ``{**d}``, unpacking): guard all of it first."""
-    vm._read_all(frame.stack[-1])
+    (``[*a]``, ``{**d}``, unpacking; ``{*a}`` hashes its items): guard all
+    of it first (:mod:`.consumers`)."""
+    consumers.consume(vm.capture, (frame.stack[-1],),
+                      consumers.ITEMS if ins.opname == "SET_UPDATE" else consumers.REFS)
     return base(vm, frame, ins)
 
 

@@ -81,6 +81,27 @@ def binary_op(vm, nb, a, b):
     return _binary_protocol(vm, nb, a, b, NATIVE_BINARY[nb])
 
 
+def python_binary(nb, a, b):
+    """True if ``a <op> b`` (BINARY_OP's ``nb``) may run a Python dunder
+    (interpreted); False if C code does all of it."""
+    if nb >= 13:
+        _, iname, base = _INPLACE[nb - 13]
+        if needs_interpreter(lookup(type(a), iname)):
+            return True
+        nb = base
+    return _has_python_binary(a, b, nb)
+
+
+def native_inplace(nb, a):
+    """The name of the C in-place method that ``a <op>= b`` calls on ``a``
+    (which may change ``a``: ``list.__iadd__``), or None."""
+    if nb < 13:
+        return None
+    iname = _INPLACE[nb - 13][1]
+    method = lookup(type(a), iname)
+    return None if method is MISSING or needs_interpreter(method) else iname
+
+
 def _has_python_binary(a, b, nb):
     _, fwd, rev = _BINARY[nb]
     return needs_interpreter(lookup(type(a), fwd)) or needs_interpreter(lookup(type(b), rev))
@@ -194,6 +215,15 @@ def compare(vm, op, a, b):
         return a is not b
     raise TypeError("'%s' not supported between instances of '%s' and '%s'"
                     % (op, type_name(ta), type_name(tb)))
+
+
+def python_compare(op, a, b):
+    """True if ``a <op> b`` may run a Python dunder (interpreted); False if
+    C code does all of it (items of containers aside)."""
+    _, name, reflected_name = _COMPARE[op]
+    forward, reflected = lookup(type(a), name), lookup(type(b), reflected_name)
+    return needs_interpreter(forward) or needs_interpreter(reflected) \
+        or _python_ne_fallback(op, forward, type(a)) or _python_ne_fallback(op, reflected, type(b))
 
 
 def _python_ne_fallback(op, method, tp):
