@@ -209,6 +209,38 @@ class MockBuilder:
         return tuple(self.value(v) for v in values)
 
     # -- side effects ---------------------------------------------------------
+    def preload(self, effects, values):
+        """Evaluate now, before any effect is replayed, every path that goes
+        through an object an effect writes, for the effects' targets and
+        operands and for ``values`` (what the mock returns).  A path names
+        the object that was there before the call (where the run first read
+        it); a replayed write may move it (``del a[0]`` moves ``a[1]``)."""
+        written = {eff.target for eff in effects if eff.target is not None}
+        if not written:
+            return
+        needed = [eff.target for eff in effects if eff.target is not None]
+        pending = list(values)
+        for eff in effects:
+            pending += list(eff.operands) + list(eff.kwargs.values())
+            if eff.kind in ("setitem", "delitem") and not is_literal(eff.name):
+                pending.append(eff.name)
+        seen = set()
+        while pending:
+            value = pending.pop()
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if self.w.kind(value) == "source":
+                needed.append(self.w.source_of(value))
+            else:
+                pending.extend(self.w.children(value))
+        for source in needed:
+            base = source.base
+            while base is not None and base not in written:
+                base = base.base
+            if base is not None:
+                self.g.resolve(source)
+
     def effect(self, eff):
         g = self.g
         if eff.kind == "call" and eff.target is None:

@@ -24,6 +24,8 @@ _len = Obj(len, "len")
 _id = Obj(id, "id")
 _tuple = Obj(tuple, "tuple")
 _hasattr = Obj(hasattr, "hasattr")
+_repr = Obj(repr, "repr")
+_BY_REPR = frozenset({tuple, set, frozenset})
 
 
 @attrs.define
@@ -135,7 +137,10 @@ class Identity(Guard):
 @attrs.define
 class ValueEq(Guard):
     """An exact type check, then ``==`` (``1 == 1.0 == True`` must not pass
-    for each other); NaN is checked as ``value != value``."""
+    for each other); NaN is checked as ``value != value``.  A tuple, set or
+    frozenset of scalars is compared by its ``repr``: exact for the types of
+    its items too (``(1,) == (True,)``), and for a set, the order iteration
+    gives (equal sets may iterate differently)."""
 
     value: object = None
 
@@ -146,6 +151,8 @@ class ValueEq(Guard):
             out[0] = Compare("is", v, const(self.value))
         elif type(self.value) is float and math.isnan(self.value):
             out.append(Compare("!=", v, v))
+        elif type(self.value) in _BY_REPR:
+            out.append(Compare("==", Call(_repr, (v,)), const(repr(self.value))))
         else:
             out.append(Compare("==", v, const(self.value)))
         return out

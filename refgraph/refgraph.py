@@ -107,7 +107,9 @@ class RefGraph:
                 self.add_guard(G.SameObject(source, other=known, site=site))
             return
         if tp in (tuple, frozenset, set) and _all_scalars(value):
-            self.add_guard(G.ValueEq(source, value=value, site=site))
+            # (a set is compared with a copy: the run may change the original)
+            self.add_guard(G.ValueEq(source, value=set(value) if tp is set else value,
+                                     site=site))
             if tp is set:  # mutable: writes to it must be seen
                 self.register(value, source)
             return
@@ -265,12 +267,13 @@ class RefGraph:
         Appending does not depend on what the list holds, so an outside
         list that is only appended to (an activation log) gets no length
         guard, and stays a cache hit as it grows.  Its old length and items
-        are guarded only if the run reads the list afterwards
-        (:meth:`_settle`, with the length it had before the first append).
+        are guarded only if the run reads the list afterwards, or calls
+        another method of it (:meth:`_settle`, with the length it had
+        before the first append).
         """
         target = self._sources[id(obj)]
-        if id(obj) in self._grown or type(obj) is list and method in _GROWING \
-                and type(target) is not Root and self.is_clean(obj):
+        if type(obj) is list and method in _GROWING and type(target) is not Root \
+                and (id(obj) in self._grown or self.is_clean(obj)):
             self._grown.setdefault(id(obj), (len(obj), site))
             key = ("grown", id(obj))
         else:

@@ -411,8 +411,8 @@ class CaptureInterpreter(Interpreter):
             if needs_interpreter(lookup(type(container), method)):
                 return  # the Python method's own writes are recorded
             if type(key) is slice or not _hashable(key):
-                self.refgraph.write_call(container, method, (key,) if delete else (key, value),
-                                         None, cap.site())
+                # (a slice store copies the items of its value in)
+                consumers.mutate(cap, container, method, (key,) if delete else (key, value))
             else:
                 self.refgraph.write_item(container, key, value, cap.site(), delete=delete)
 
@@ -792,7 +792,7 @@ def _python_construction(cls):
     return needs_interpreter(new) or needs_interpreter(lookup(cls, "__init__"))
 
 
-_OWN_CONTAINERS = frozenset({list, dict, set, str})
+_OWN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str})
 
 
 def _hashes_items(a, b):

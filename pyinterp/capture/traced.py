@@ -184,6 +184,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
     try:
+        builder.preload(rg.effects, [result])
         for eff in rg.effects:
             builder.effect(eff)
         out.mock, out.mock_listing = builder.finish(result)

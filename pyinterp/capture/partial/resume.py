@@ -120,6 +120,7 @@ def split_entry(cap, pre, in_callee, backend, mode, callees):
         compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
+    builder.preload(effects, values)
     for eff in effects:
         builder.effect(eff)
     stack_exprs = [None if v is NULL else builder.value(v) for v in stack]
