@@ -25,7 +25,17 @@ _id = Obj(id, "id")
 _tuple = Obj(tuple, "tuple")
 _hasattr = Obj(hasattr, "hasattr")
 _repr = Obj(repr, "repr")
-_BY_REPR = frozenset({tuple, set, frozenset})
+_NUMBERS = frozenset({int, float, bool, complex})
+
+
+def _by_repr(value):
+    """Does ``==`` with ``value`` (a scalar or a container of scalars) miss
+    what tells equal values apart: item types, a set's order?"""
+    tp = type(value)
+    if tp in (set, frozenset) and len(value) > 1:
+        return True
+    return tp in (tuple, set, frozenset) and any(type(v) in _NUMBERS or _by_repr(v)
+                                                 for v in value)
 
 
 @attrs.define
@@ -137,10 +147,12 @@ class Identity(Guard):
 @attrs.define
 class ValueEq(Guard):
     """An exact type check, then ``==`` (``1 == 1.0 == True`` must not pass
-    for each other); NaN is checked as ``value != value``.  A tuple, set or
-    frozenset of scalars is compared by its ``repr``: exact for the types of
-    its items too (``(1,) == (True,)``), and for a set, the order iteration
-    gives (equal sets may iterate differently)."""
+    for each other); NaN is checked as ``value != value``.  A tuple that
+    holds numbers, or a set or frozenset of more than one item, is compared
+    by its ``repr``: exact for the types of its items too (``(1,) ==
+    (True,)``), and for a set, the order iteration gives (equal sets may
+    iterate differently).  (A tuple of strings and None keeps the cheaper
+    ``==``: it is exact.)"""
 
     value: object = None
 
@@ -151,7 +163,7 @@ class ValueEq(Guard):
             out[0] = Compare("is", v, const(self.value))
         elif type(self.value) is float and math.isnan(self.value):
             out.append(Compare("!=", v, v))
-        elif type(self.value) in _BY_REPR:
+        elif _by_repr(self.value):
             out.append(Compare("==", Call(_repr, (v,)), const(repr(self.value))))
         else:
             out.append(Compare("==", v, const(self.value)))

@@ -47,6 +47,8 @@ reads its owner and its arguments, and whether it writes.
 Records (:class:`~.state.Capture`): owns none; reads ``recording`` (the
 RefGraph) and ``breaks`` (it breaks through :meth:`.state.Capture.break_graph`).
 """
+import collections
+
 import torch
 
 from ..interp.model.dunders import needs_interpreter
@@ -318,9 +320,11 @@ def _copy(rg, value):
 # -- builtins that consume their arguments --------------------------------------------
 _CONSUMER_TABLE = (
     (list, REFS), (tuple, REFS), (enumerate, REFS), (zip, REFS), (reversed, REFS),
-    (iter, REFS), (map, REFS), (filter, REFS),
-    (dict, ITEMS), (set, ITEMS), (frozenset, ITEMS), (sorted, ITEMS), (sum, ITEMS),
+    (iter, REFS), (map, REFS), (filter, REFS), (collections.deque, REFS),
+    (dict, ITEMS), (collections.OrderedDict, ITEMS), (collections.defaultdict, ITEMS),
+    (set, ITEMS), (frozenset, ITEMS), (sorted, ITEMS), (sum, ITEMS),
     (min, ITEMS), (max, ITEMS), (any, ITEMS), (all, ITEMS), (str.join, ITEMS))
+_MAPPING_BUILDERS = frozenset({dict, collections.OrderedDict, collections.defaultdict})
 CONSUMER_CALLABLES = tuple(f for f, _ in _CONSUMER_TABLE)
 CONSUMER_READS = {id(f): how for f, how in _CONSUMER_TABLE}
 CONSUMERS = frozenset(CONSUMER_READS)
@@ -331,9 +335,10 @@ CONSUMERS = frozenset(CONSUMER_READS)
 def consume_call(cap, fn, args, kwargs):
     """The consumer ``fn`` (in :data:`CONSUMERS`) is about to run."""
     how = CONSUMER_READS[id(fn)]
-    if fn is dict:  # dict(mapping) copies references; dict(pairs) looks into each pair
-        how = REFS if len(args) == 1 and isinstance(args[0], dict) else how
+    mapping = fn in _MAPPING_BUILDERS
+    if mapping and args and isinstance(args[-1], dict):
+        how = REFS  # dict(mapping) copies references; dict(pairs) looks into each pair
     consume(cap, args, how)
-    if kwargs and fn is not dict:
+    if kwargs and not mapping:
         consume(cap, tuple(kwargs.values()), REFS)
 
