@@ -202,7 +202,8 @@ def dict_merge(vm, frame, ins):
 
     RefGraph: as ``DICT_UPDATE``: rule `reads_container` reads an outside
     mapping whole; one that is not a dict goes through rules `load_attr`,
-    `call`, `iterate` and `getitem`.
+    `call`, `iterate` and `getitem`; a duplicate key's error message
+    formats it (rule `to_str`).
     """
     stack = frame.stack
     mapping = stack.pop()
@@ -265,8 +266,10 @@ def format_value(vm, frame, ins):
     it into ``CONVERT_VALUE``, ``FORMAT_SIMPLE`` and ``FORMAT_WITH_SPEC``.
 
     ``__str__``/``__repr__``/``__format__`` written in Python are interpreted.
-    RefGraph: none of its own; formatting a tensor reads its data, which
-    breaks the graph (rule `torch_function`).
+    RefGraph: rule `format` (and the conversion's, ``vm.to_str``...): C
+    code that formats a container reads it through and through (its items
+    guarded); formatting a tensor reads its data, which breaks the graph
+    (rule `torch_function`).
     """
     stack = frame.stack
     spec = stack.pop() if ins.arg & 4 else ""

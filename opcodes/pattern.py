@@ -41,7 +41,8 @@ def match_keys(vm, frame, ins):
 
     RefGraph: rules `load_attr` (the subject's ``get``) and `call` (on an
     outside dict, each ``get`` is a key guard and a read of
-    ``Item(path, key)``).
+    ``Item(path, key)``); a duplicate key's error message formats it
+    (rule `to_repr`).
     """
     stack = frame.stack
     keys = stack[-1]
@@ -129,7 +130,7 @@ def match_class(vm, frame, ins):
     RefGraph: rule `load_attr` reads ``__match_args__`` and the subject's
     attributes (``Attr(path, name)`` on an outside subject); the
     ``isinstance`` test reads the subject's type, which a read from outside
-    already guards.
+    already guards; an error message formats a name (rule `to_repr`).
     """
     stack = frame.stack
     names = stack.pop()

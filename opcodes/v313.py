@@ -88,7 +88,7 @@ def format_simple(vm, frame, ins):
     """``(value -- str)`` 3.13: ``format(value, '')`` for an f-string field
     without a spec (a str stays as it is).
 
-    RefGraph: none of its own, as ``FORMAT_VALUE``.
+    RefGraph: rule `format`, as ``FORMAT_VALUE``.
     """
     stack = frame.stack
     stack[-1] = build.format_field(vm, stack[-1], "")
@@ -99,7 +99,7 @@ def format_with_spec(vm, frame, ins):
     """``(value, spec -- str)`` 3.13: ``format(value, spec)`` for an f-string
     field with a spec.
 
-    RefGraph: none of its own, as ``FORMAT_VALUE``.
+    RefGraph: rule `format`, as ``FORMAT_VALUE``.
     """
     stack = frame.stack
     spec = stack.pop()
