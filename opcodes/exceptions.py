@@ -4,6 +4,7 @@ The interpreted program's "exception being handled" lives in the real
 thread state (``vm.set_handled``), exactly where CPython keeps it, so that
 implicit chaining and ``sys.exc_info()`` behave natively.
 """
+import bisect
 import sys
 
 from .registry import opcode
@@ -37,14 +38,22 @@ def pop_except(vm, frame, ins):
 def reraise(vm, frame, ins):
     """``([lasti,] ..., exc -- )`` Re-raise ``exc`` without chaining and
     without a new traceback entry; if ``arg`` is non-zero, ``lasti`` (``arg``
-    entries down) restores the line number of the original raise.
+    entries down) restores the frame's instruction (``f_lasti``, hence
+    ``f_lineno``) to the original raise's.
 
     RefGraph: none.
     """
     exc = frame.stack.pop()
+    lasti = None
     if ins.arg:
-        frame.lasti = frame.stack[-ins.arg]
-    vm.reraise_in_frame(frame, exc)
+        # (pushed as an offset in code units; frames count instructions)
+        lasti = bisect.bisect_left(frame.instructions, frame.stack[-ins.arg] * 2,
+                                   key=_offset)
+    vm.reraise_in_frame(frame, exc, lasti)
+
+
+def _offset(ins):
+    return ins.offset
 
 
 def _instantiate(vm, value):
@@ -235,14 +244,15 @@ def before_async_with(vm, frame, ins):
 def with_except_start(vm, frame, ins):
     """``(exit, lasti, prev_exc, exc -- exit, lasti, prev_exc, exc, result)``
     An exception left a ``with`` body: call ``exit(type(exc), exc,
-    exc.__traceback__)`` and push its result (true suppresses).
+    exc.__traceback__)`` and push its result (true suppresses).  The
+    traceback is the program's view of it (the user's frames).
 
     RefGraph: rule `call`: a call of the manager's ``__exit__``.
     """
     stack = frame.stack
     exc = stack[-1]
     exit_ = stack[-4]
-    stack.append(vm.call(exit_, (type(exc), exc, exc.__traceback__)))
+    stack.append(vm.call(exit_, (type(exc), exc, vm.traceback_view(exc))))
 
 
 def _leaf_ids(exc, ids):

@@ -221,6 +221,6 @@ def end_async_for(vm, frame, ins):
         stack.pop()
         return
     try:
-        vm.reraise(exc)
+        vm.reraise_in_frame(frame, exc)  # no new traceback entry, as RERAISE
     finally:
         exc = None  # no reference cycle through this frame (see excstate.reraise)

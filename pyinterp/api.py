@@ -4,6 +4,7 @@ import functools
 from .interp import lookasides  # noqa: F401  (registers the lookasides)
 from .interp.model import lookup
 from .interp import recursion, warnbridge
+from .interp.tracebacks import user_facing
 from .interp.vm import Interpreter
 
 
@@ -24,7 +25,13 @@ class _Interpreted:
         fn = self.__wrapped__
         if not callable(fn):
             fn(*args, **kwargs)  # raises CPython's own TypeError
-        return run(fn, args, kwargs, debug=self.debug)
+        try:
+            return run(fn, args, kwargs, debug=self.debug)
+        except BaseException as e:
+            # The user's frames, not pyinterp's; a bare raise adds no entry
+            # for this frame.
+            user_facing(e)
+            raise
 
     def __get__(self, instance, owner=None):
         if instance is None:

@@ -17,3 +17,6 @@ def _flag(name):
 
 debug_capture = _flag("PYINTERP_DEBUG")
 """Check every instruction's stack effect during capture too."""
+
+host_tracebacks = _flag("PYINTERP_HOST_TRACEBACKS")
+"""Leave tracebacks as the host made them (pyinterp's frames, not the user's)."""

@@ -55,6 +55,8 @@ class Instruction:
     * ``to_bool``: 3.13's ``COMPARE_OP`` converts its result to a bool;
     * ``after_yield_from``: this ``RESUME`` follows the yield of a
       ``yield from``/``await``;
+    * ``line``: the instruction's own line (None for an instruction with
+      no location; ``lineno`` carries the previous line forward instead);
     * ``varname``: the variable of an instruction whose ``argval`` is a
       local slot (for error messages); ``varnames``: the two variables of
       3.13's slot-pair superinstructions.
@@ -62,7 +64,7 @@ class Instruction:
 
     __slots__ = (
         "fn", "inline", "opname", "opcode", "arg", "argval", "target", "index",
-        "offset", "lineno", "exc_target", "exc_depth", "exc_lasti",
+        "offset", "lineno", "line", "exc_target", "exc_depth", "exc_lasti",
         "push_null", "method", "to_bool", "after_yield_from", "varname", "varnames",
     )
 
@@ -119,7 +121,7 @@ class DecodedCode:
 
     __slots__ = ("ref", "instructions", "localsplus_names", "nlocalsplus",
                  "offset_to_index", "plain_argcount", "is_generator",
-                 "after_arguments", "checked")
+                 "after_arguments", "checked", "stubs")
 
     def __init__(self, code, ref, instructions, offset_to_index):
         self.ref = ref
@@ -127,6 +129,8 @@ class DecodedCode:
         self.localsplus_names = localsplus_names(code)
         self.nlocalsplus = len(self.localsplus_names)
         self.offset_to_index = offset_to_index
+        self.stubs = None
+        """Stub code objects standing for this code's frames (``stubframes``)."""
         self.checked = None
         """Debug mode's copy of the instructions (see ``vm.checked_instructions``)."""
         flags = code.co_flags
@@ -192,8 +196,9 @@ def _decode(code, ref):
         ins.varname = ins.varnames = None
         ins.index = i
         ins.offset = d.offset
-        if d.positions is not None and d.positions.lineno is not None:
-            lineno = d.positions.lineno
+        ins.line = d.positions.lineno if d.positions is not None else None
+        if ins.line is not None:
+            lineno = ins.line
         ins.lineno = lineno
         ins.target = None
         if d.opcode in dis.hasjrel or d.opcode in dis.hasjabs:

@@ -21,6 +21,7 @@ import types
 
 from .decode import CLEANUP_THROW_IN_BYTECODE
 from .frame import may_die_bound, release_locals
+from .tracebacks import user_facing
 from ..opcodes.signals import GENERATOR, RETURN, YIELD
 
 CO_GENERATOR = inspect.CO_GENERATOR
@@ -87,11 +88,22 @@ def _step(vm, frame, sent, thrown):
     return False, value
 
 
+def _leaving(vm, exc):
+    """An exception leaves the generator: when no interpreted frame of its
+    interpreter waits for it (native code resumed the generator), it leaves
+    for the user, with the user's frames in its traceback."""
+    if vm.top is None:
+        user_facing(exc)
+
+
 def _generator_driver(vm, frame):
     sent = thrown = None
     while True:
         try:
             finished, value = _step(vm, frame, sent, thrown)
+        except BaseException as e:
+            _leaving(vm, e)
+            raise  # (bare: no traceback entry for this driver)
         finally:
             thrown = None  # no cycle through the traceback (see _step)
         if finished:
@@ -123,6 +135,9 @@ async def _coroutine_driver(vm, frame):
     while True:
         try:
             finished, value = _step(vm, frame, sent, thrown)
+        except BaseException as e:
+            _leaving(vm, e)
+            raise  # (bare: no traceback entry for this driver)
         finally:
             thrown = None  # no cycle through the traceback (see _step)
         if finished:
@@ -140,6 +155,9 @@ async def _async_generator_driver(vm, frame):
     while True:
         try:
             finished, value = _step(vm, frame, sent, thrown)
+        except BaseException as e:
+            _leaving(vm, e)
+            raise  # (bare: no traceback entry for this driver)
         finally:
             thrown = None  # no cycle through the traceback (see _step)
         if finished:

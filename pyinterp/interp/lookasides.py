@@ -35,7 +35,6 @@ import sys
 import types
 import warnings
 
-from ..ownbuiltins import private_module
 from .model import lookup as _lookup
 from .calls import METHOD_LOOKASIDES, intercept, interception, namespace_with_module
 from .model.dunders import needs_interpreter
@@ -489,9 +488,6 @@ def _super(vm, args, kwargs):
 
 
 _BUILD_CLASS = builtins.__build_class__
-_types = private_module("types")
-"""``types``, as pyinterp's own copy (``_calculate_meta`` runs at each class
-statement, maybe after the program changed the builtins)."""
 
 
 @lookaside(_BUILD_CLASS)
@@ -511,7 +507,7 @@ def _build_class(vm, args, kwargs):
     if meta is MISSING:
         meta = type(bases[0]) if bases else type
     if isinstance(meta, type):
-        meta = _types._calculate_meta(meta, bases)
+        meta = _calculate_meta(meta, bases)
     try:
         prepare = vm.load_attr(meta, "__prepare__")
     except AttributeError:
@@ -537,6 +533,34 @@ def _build_class(vm, args, kwargs):
                                    "propagated to type.__new__?" % (name, cls))
             raise TypeError("__class__ set to %r defining %r as %r" % (cell_value, name, cls))
     return cls
+
+
+@lookaside(sys.exc_info)
+def _exc_info(vm, args, kwargs):
+    """``sys.exc_info()``: its traceback is the program's view (the user's
+    frames, ``tracebacks.traceback_view``)."""
+    if args or kwargs:
+        return _native(sys.exc_info, args, kwargs)
+    exc = sys.exception()
+    if exc is None:
+        return (None, None, None)
+    return (type(exc), exc, vm.traceback_view(exc))
+
+
+def _calculate_meta(meta, bases):
+    """The most derived metaclass (``_PyType_CalculateMetaclass``, C code
+    natively: here, so that a conflict's traceback shows no stdlib frame)."""
+    winner = meta
+    for base in bases:
+        base_meta = type(base)
+        if issubclass(winner, base_meta):
+            continue
+        if issubclass(base_meta, winner):
+            winner = base_meta
+            continue
+        raise TypeError("metaclass conflict: the metaclass of a derived class must be "
+                        "a (non-strict) subclass of the metaclasses of all its bases")
+    return winner
 
 
 @lookaside(type.__new__)

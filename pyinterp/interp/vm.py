@@ -13,6 +13,8 @@ import sys
 
 from .model import attributes, containers, dunders, operators, text
 from . import calls, excstate, generators, importing
+from . import tracebacks
+from .tracebacks import LOOP_CODES, mark_arrival
 from .model import lookup as lookup_module
 from ..errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST,
@@ -91,6 +93,9 @@ class Interpreter:
     (capture variants, see ``pyinterp.capture.interpreter``), which then
     honours ``debug`` itself (:func:`checked_copy`)."""
 
+    traceback_views = None
+    """The program's views of host tracebacks (``tracebacks.traceback_view``)."""
+
     regions_run = 0
     """How many times a handler ran a whole region of instructions in place
     of one (capture's merged branches and loops): a debug-mode check then
@@ -136,10 +141,12 @@ class Interpreter:
         finally:
             thrown = None  # the traceback holds this frame: no cycle through it
 
-    def reraise_in_frame(self, frame, exc):
+    def reraise_in_frame(self, frame, exc, lasti=None):
         """``RERAISE`` or a bare ``raise``: re-raise ``exc`` unchained; when
-        this frame's loop catches it again, its traceback is restored."""
-        self.rethrown = (exc, exc.__traceback__, frame)
+        this frame's loop catches it again, its traceback is restored, and
+        the frame's current instruction is ``lasti`` (an index) if given
+        (``RERAISE``'s restored ``f_lasti``)."""
+        self.rethrown = (exc, exc.__traceback__, frame, lasti)
         try:
             excstate.reraise(exc)
         finally:
@@ -234,17 +241,25 @@ class Interpreter:
         """
         _release_host_frames(exc)
         rethrown = self.rethrown
+        lasti = index
         if rethrown is not None:
             self.rethrown = None
             if rethrown[0] is exc and rethrown[2] is frame:
                 # A re-raise inside this frame adds no traceback entry in
                 # CPython (``except*`` relies on that); drop the host's.
                 exc.__traceback__ = rethrown[1]
+                if rethrown[3] is not None:
+                    lasti = rethrown[3]
+            else:
+                mark_arrival(exc, index, sys._getframe(1))
             rethrown = None  # it holds exc: no cycle through the traceback
+        else:
+            # The traceback entry CPython adds for this frame (tracebacks.py).
+            mark_arrival(exc, index, sys._getframe(1))
         ins = frame.instructions[index]
-        frame.lasti = index
+        frame.lasti = lasti
         if ins.exc_target is None:
-            frame.pc = index + 1
+            frame.pc = lasti + 1  # (where a finished frame stands: tracebacks.py)
             # CPython pops what is left on the stack of a frame that an
             # exception leaves: its values die now, even if the traceback
             # keeps the frame itself alive.
@@ -298,6 +313,7 @@ class Interpreter:
     set_handled = staticmethod(excstate.set_handled)
     reraise = staticmethod(excstate.reraise)
     current_exception = staticmethod(sys.exception)
+    traceback_view = tracebacks.traceback_view
     async_gen_wrap = staticmethod(generators.AsyncGenWrapped)
 
     # -- calls: the one ladder and its hooks (calls.py) -------------------
@@ -387,3 +403,4 @@ def _check_stack_effect(ins, jumped, actual):
 
 
 _LOOP_CODE = Interpreter.loop.__code__
+LOOP_CODES.add(_LOOP_CODE)

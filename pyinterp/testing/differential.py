@@ -4,8 +4,10 @@ Everything CPython makes observable about a call is recorded in an
 :class:`Outcome`:
 
 * the return value (or the exception raised: its type, ``args``, message,
-  notes, the members of an exception group, and its ``__cause__`` /
-  ``__context__`` chain, recursively and bounded);
+  notes, the members of an exception group, its traceback as
+  ``traceback.extract_tb`` gives it (file, line, function, source line and
+  positions of each entry, pyinterp's own files left out), and its
+  ``__cause__`` / ``__context__`` chain, recursively and bounded);
 * the items a returned generator yields, when it is consumed;
 * what the call printed to ``sys.stdout`` and ``sys.stderr``, and the
   exceptions reported through ``sys.unraisablehook`` (for example by a
@@ -243,9 +245,12 @@ def _instance_attrs(value, depth, seen):
 # ---------------------------------------------------------------------------
 @attrs.frozen
 class ExceptionRecord:
-    """What is observable about a raised exception (no traceback, no frames).
+    """What is observable about a raised exception.
 
-    ``cause`` and ``context`` are records of ``__cause__`` and
+    ``frames`` is its traceback as ``traceback.extract_tb`` gives it (file,
+    line, function, source line and, on 3.11+, positions), without the
+    entries of pyinterp's own files (the runner's frame, which calls the
+    function natively, and the interpreter's boundary).  ``cause`` and ``context`` are records of ``__cause__`` and
     ``__context__`` (``None`` when absent), followed for at most
     :data:`MAX_CHAIN` links; ``group`` holds the records of the members of a
     ``BaseExceptionGroup``.
@@ -257,6 +262,7 @@ class ExceptionRecord:
     suppress_context: bool = False
     notes: str = ""
     group: tuple = ()
+    frames: tuple = ()
     cause: "ExceptionRecord | None" = None
     context: "ExceptionRecord | None" = None
 
@@ -284,6 +290,7 @@ class ExceptionRecord:
             suppress_context=bool(exc.__suppress_context__),
             notes=canonical(getattr(exc, "__notes__", None)),
             group=group,
+            frames=traceback_entries(exc.__traceback__),
             cause=cls.of(exc.__cause__, _depth + 1, _seen),
             context=cls.of(exc.__context__, _depth + 1, _seen),
         )
@@ -295,6 +302,8 @@ class ExceptionRecord:
             lines.append(indent + "  __suppress_context__=True")
         if self.notes != "None":
             lines.append(indent + "  __notes__=" + self.notes)
+        for entry in self.frames:
+            lines.append(indent + "  at %s" % (entry,))
         for i, member in enumerate(self.group):
             lines.append(indent + "  group[%d]:" % i)
             lines.append(member.render(indent + "    "))
@@ -305,6 +314,37 @@ class ExceptionRecord:
             lines.append(indent + "  __context__:")
             lines.append(self.context.render(indent + "    "))
         return "\n".join(lines)
+
+
+_PYINTERP_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_OPCODES_DIR = None
+
+
+def _own_dirs():
+    global _OPCODES_DIR
+    if _OPCODES_DIR is None:
+        try:
+            from pyinterp import opcodes
+
+            _OPCODES_DIR = os.path.dirname(os.path.abspath(opcodes.__file__)) + os.sep
+        except Exception:  # the interpreter may be half-written
+            _OPCODES_DIR = _PYINTERP_DIR
+    return (_PYINTERP_DIR, _OPCODES_DIR)
+
+
+def traceback_entries(tb):
+    """The entries of ``tb`` as comparable tuples: (file, line, function,
+    source line, end line, column, end column), leaving out pyinterp's own
+    files (see :class:`ExceptionRecord`)."""
+    own = _own_dirs()
+    out = []
+    for entry in traceback.extract_tb(tb):
+        if entry.filename.startswith(own):
+            continue
+        out.append((entry.filename, entry.lineno, entry.name, entry.line,
+                    getattr(entry, "end_lineno", None), getattr(entry, "colno", None),
+                    getattr(entry, "end_colno", None)))
+    return tuple(out)
 
 
 def _internal_error_types():

@@ -46,10 +46,18 @@ def _get_plan(tp, name):
     if needs_interpreter(getattribute):
         return _custom_getattribute(getattribute, lookup(tp, "__getattr__"))
     inner = _descriptor_plan(lookup(tp, name), tp)
+    if name == "__traceback__" and inner is NATIVE and issubclass(tp, BaseException):
+        inner = _traceback_view
     hook = lookup(tp, "__getattr__")
     if needs_interpreter(hook):
         return _with_hook(inner, hook, getattribute)
     return inner
+
+
+def _traceback_view(vm, exc, name):
+    """``exc.__traceback__``: the user's frames, not pyinterp's
+    (``tracebacks.traceback_view``)."""
+    return vm.traceback_view(exc)
 
 
 def _descriptor_plan(attr, owner_type):
