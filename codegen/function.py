@@ -11,6 +11,8 @@ Access paths are evaluated once each and kept in locals (``s0``, ``s1``...):
 A path known to be used only once (see :meth:`GeneratedFunction.count_uses`)
 is evaluated where it is used instead, with no local.
 """
+import itertools
+import linecache
 import os
 
 from ..refgraph.expr import GetAttr, GetItem, Local, Obj, const
@@ -19,12 +21,32 @@ from .emit import Emitter
 from .exprs import ExprCompiler
 
 
+_serial = itertools.count(1)
+
+
+def register_source(filename, text):
+    """Give ``linecache`` the source ``text`` of generated code compiled
+    with ``filename``, so that a traceback through it shows its lines.
+    The one place where generated code is registered (whoever owns the
+    generated function drops the name again with its owner)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    return filename
+
+
 class GeneratedFunction:
-    """Builds one function: bytecode plus its Python rendering."""
+    """Builds one function: bytecode plus its Python rendering.
+
+    ``filename`` gets a serial number (``<pyinterp-mock-12>``), so that the
+    listing of each generated function can be registered with
+    ``linecache`` under a name of its own (:func:`register_source`, done
+    when a traceback needs it: rendering costs as much as emitting)."""
 
     def __init__(self, name, argnames, filename):
         self.fn_name = name
         self.argnames = list(argnames)
+        if filename.endswith(">"):
+            filename = "%s-%d>" % (filename[:-1], next(_serial))
         self.e = Emitter(filename=filename, first_lineno=1)
         self.c = ExprCompiler(self.e)
         self.lines = [("def %s(%s):" % (name, ", ".join(argnames)), None)]

@@ -26,11 +26,14 @@ class Unrepresentable(Exception):
 class GraphRecorder:
     """Builds one FX graph from the ops of a traced run."""
 
-    def __init__(self, source_of, scalar_node=None):
+    def __init__(self, source_of, scalar_node=None, where=None):
         import torch
         import torch.fx
 
         self.torch = torch
+        # where(node): note in the node's meta where the user's code made it
+        # (its ``stack_trace``), or None.
+        self.where = where
         self.graph = torch.fx.Graph()
         self.source_of = source_of
         # The node of a Python float computed from tensor data (an output).
@@ -112,13 +115,18 @@ class GraphRecorder:
         make = self.graph.call_method if method else self.graph.call_function
         node = make(target, self.map_arg(tuple(args)), self.map_arg(dict(kwargs)))
         self.op_count += 1
+        if self.where is not None:
+            self.where(node)
         self.bind_result(node, result)
         return node
 
     def record_effect(self, target, args):
         """Add a call kept for its effect (grad-mode changes, autocast)."""
         self.op_count += 1
-        return self.graph.call_function(target, self.map_arg(tuple(args)), {})
+        node = self.graph.call_function(target, self.map_arg(tuple(args)), {})
+        if self.where is not None:
+            self.where(node)
+        return node
 
     def note_mutation(self, written):
         """A recorded op wrote ``written`` (a tensor, or a tuple of them) in
@@ -142,7 +150,10 @@ class GraphRecorder:
         elif isinstance(result, (tuple, list)):
             for i, item in enumerate(result):
                 if isinstance(item, (torch.Tensor, tuple, list)):
-                    self.bind_result(self.graph.call_function(operator.getitem, (node, i)), item)
+                    part = self.graph.call_function(operator.getitem, (node, i))
+                    part.meta.update((k, v) for k, v in node.meta.items()
+                                     if k in ("stack_trace", "pyinterp_stack"))
+                    self.bind_result(part, item)
 
     # -- the end ------------------------------------------------------------
     def finish(self, outputs):

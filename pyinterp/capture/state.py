@@ -18,6 +18,7 @@ Records (see :class:`Capture`): owns ``recording`` (:class:`Recording`) and
 ``interp``.
 """
 import contextlib
+import linecache
 import logging
 import os
 import sys
@@ -90,6 +91,46 @@ class RecordingMode(torch.overrides.TorchFunctionMode):
             sys.setprofile(watch)
 
 
+class _NodeSites:
+    """Notes in each new FX node where the user's code made it: the
+    interpreted frames running (outermost first) as ``meta["stack_trace"]``
+    (text in ``traceback``'s format, which FX prints in the graph's code
+    and Inductor in its errors) and as ``meta["pyinterp_stack"]`` (code,
+    instruction offset, line and globals of each frame, from which an error
+    on a cache hit gets the user's frames: ``tracebacks_for_hits``)."""
+
+    __slots__ = ("interp", "texts")
+
+    def __init__(self, interp):
+        self.interp = interp
+        self.texts = {}  # the stack's key -> (stack, text)
+
+    def note(self, node):
+        vm = self.interp.vm
+        frame = vm.top if vm is not None else None
+        frames = []
+        while frame is not None:
+            ins = frame.instructions[frame.lasti]
+            frames.append((frame.code, ins.offset, ins.line, frame.globals))
+            frame = frame.back
+        frames.reverse()
+        key = tuple((id(code), offset) for code, offset, _, _ in frames)
+        known = self.texts.get(key)
+        if known is None or any(a[0] is not b[0] for a, b in zip(known[0], frames)):
+            known = self.texts[key] = (tuple(frames), _stack_text(frames))
+        node.meta["pyinterp_stack"], node.meta["stack_trace"] = known
+
+
+def _stack_text(frames):
+    lines = []
+    for code, _, line, _ in frames:
+        lines.append('  File "%s", line %s, in %s\n' % (code.co_filename, line, code.co_name))
+        text = linecache.getline(code.co_filename, line or 0).strip()
+        if text:
+            lines.append("    %s\n" % text)
+    return "".join(lines)
+
+
 class Recording:
     """What the run recorded (``Capture.recording``), written only by this
     module: the RefGraph, the FX recorder, and the values the graph
@@ -97,13 +138,14 @@ class Recording:
     keep)."""
 
     __slots__ = ("refgraph", "recorder", "scalars", "ints", "autocast_nodes", "segment_graphs",
-                 "produced")
+                 "produced", "where")
 
-    def __init__(self):
+    def __init__(self, where=None):
+        self.where = where  # where(node): the user's stack of a new node
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
-        self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node)
+        self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node, where)
         self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self.produced = {}  # explain with breaks: id -> tensor, outputs of the closed graphs
@@ -126,7 +168,7 @@ class Recording:
                 source = Produced("graph%d_output" % (len(self.segment_graphs) - 1))
             return source
 
-        self.recorder = GraphRecorder(source_or_earlier, self.scalar_node)
+        self.recorder = GraphRecorder(source_or_earlier, self.scalar_node, self.where)
         # A resume point hands live values over as plain Python floats.
         self.scalars = scalars.ScalarTable()
         self.ints.clear()
@@ -178,7 +220,7 @@ class Capture:
     __slots__ = ("recording", "breaks", "speculation", "top", "interp")
 
     def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None):
-        self.recording = Recording()
+        self.recording = Recording(_NodeSites(interp).note)
         self.breaks = BreakState(fullgraph, explain, splitter)
         self.interp = interp
         self.speculation = Speculation()

@@ -20,6 +20,7 @@ from .. import api, config
 from ..codegen import collector
 from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
+from ..interp.tracebacks import user_traceback
 from . import sourcelines
 from .cache import RETIRED, Entries, Entry
 from .partial.callees import Callees
@@ -129,11 +130,17 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
     for name, value in kwargs.items():
         rg.read(Kwarg(name), value)
     vm = CaptureInterpreter(cap, Traced, debug=config.debug_capture)
+    error = None
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)
     except GraphBreakSignal as signal:
-        raise _graph_break_error(signal.record) from None
+        # (with the user's frames, down to where the break happened)
+        error = _graph_break_error(signal.record)
+        error.__traceback__ = user_traceback(signal.__traceback__)
+        signal = None
+    if error is not None:
+        raise error from None
     cap.finish()
     out = TraceResult()
     out.result = result
@@ -275,27 +282,38 @@ class Traced:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        entries = self._entries.snapshot
-        for index, entry in enumerate(entries):
-            try:
-                ok = entry.guard(args, kwargs)
-            except Exception:  # noqa: BLE001 - a guard that raises is a miss
-                ok = -2
-            if ok is True:
-                if index:
-                    self._entries.to_front(entry)
-                if entry.native:
-                    if entry.run is not None:
-                        return entry.run(args, kwargs)
-                    return self.__wrapped__(*args, **kwargs)
+        entry = None
+        try:
+            entries = self._entries.snapshot
+            for index, entry in enumerate(entries):
                 try:
-                    return entry.mock(args, kwargs)
-                except BaseException as e:  # noqa: B036 - re-raised unless the graph raised
-                    if not _graph_raised(entry.mock, e):
-                        raise
-                return self._after_graph_failure(entry, args, kwargs)
-            entry.failures[ok] = entry.failures.get(ok, 0) + 1
-        return self._miss(args, kwargs, entries)
+                    ok = entry.guard(args, kwargs)
+                except Exception:  # noqa: BLE001 - a guard that raises is a miss
+                    ok = -2
+                if ok is True:
+                    if index:
+                        self._entries.to_front(entry)
+                    if entry.native:
+                        if entry.run is not None:
+                            return entry.run(args, kwargs)
+                        return self.__wrapped__(*args, **kwargs)
+                    try:
+                        return entry.mock(args, kwargs)
+                    except BaseException as e:  # noqa: B036 - re-raised unless the graph raised
+                        if not _graph_raised(entry.mock, e):
+                            raise
+                    failed, entry = entry, None  # (it runs natively: its own frames)
+                    return self._after_graph_failure(failed, args, kwargs)
+                entry.failures[ok] = entry.failures.get(ok, 0) + 1
+            entry = None
+            return self._miss(args, kwargs, entries)
+        except BaseException as e:
+            # The user's frames (a hit's graph names the user's line), not
+            # pyinterp's; a bare raise adds no entry for this frame.
+            from .hit_tracebacks import user_facing_hit
+
+            user_facing_hit(e, entry)
+            raise
 
     def _miss(self, args, kwargs, seen):
         """Every entry of ``seen`` failed (see :class:`.cache.Entries` for

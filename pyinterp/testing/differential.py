@@ -67,8 +67,10 @@ __all__ = [
     "compare_source",
     "diff_outcomes",
     "divergence_report",
+    "import_file",
     "load_module",
     "load_source",
+    "raised_by",
     "run",
     "run_interpreted",
     "run_native",
@@ -658,6 +660,31 @@ def load_module(source, module_name="__fuzz__", filename=None, interpreted=False
         else:
             exec(code, module.__dict__)
     return module
+
+
+def import_file(directory, module_name, source):
+    """Write ``source`` (dedented) to ``directory/module_name.py`` and import
+    it as a module of its own (not registered in ``sys.modules``): code with
+    a real file, whose lines ``linecache`` and tracebacks show."""
+    import importlib.util
+    import pathlib
+    import textwrap
+
+    path = pathlib.Path(directory) / ("%s.py" % module_name)
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def raised_by(call):
+    """The exception ``call()`` raises (AssertionError if it returns)."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - any exception is the result
+        return e
+    raise AssertionError("%r raised no exception" % (call,))
 
 
 def load_source(source, filename="<fuzz>", module_name="__fuzz__", interpreted=False):

@@ -10,17 +10,16 @@ what only a real file shows (the source line and carets), real frame
 objects (``f_locals``, ``f_lineno``, ``pdb``), and generators consumed
 natively.
 """
-import importlib.util
 import pdb
 import sys
-import textwrap
 import traceback
 
 import pytest
 
 import pyinterp
 from pyinterp import config
-from pyinterp.testing import case, run_case
+from pyinterp.interp.tracebacks import is_host_file
+from pyinterp.testing import case, import_file, raised_by, run_case
 
 CASES = {
     "nested_calls": case('''
@@ -261,20 +260,8 @@ def gen(n):
 
 @pytest.fixture
 def module(tmp_path):
-    path = tmp_path / "user_module_tb.py"
-    path.write_text(textwrap.dedent(SOURCE))
-    spec = importlib.util.spec_from_file_location("user_module_tb", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return import_file(tmp_path, "user_module_tb", SOURCE)
 
-
-def _raised(call):
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001
-        return e
-    raise AssertionError("no exception")
 
 
 def _user_lines(exc, filename):
@@ -285,8 +272,8 @@ def _user_lines(exc, filename):
 
 
 def test_formatted_traceback_matches_cpython(module):
-    native = _raised(lambda: module.f([1, 2]))
-    interpreted = _raised(lambda: pyinterp.interpret(module.f)([1, 2]))
+    native = raised_by(lambda: module.f([1, 2]))
+    interpreted = raised_by(lambda: pyinterp.interpret(module.f)([1, 2]))
     assert _user_lines(interpreted, module.__file__) == _user_lines(native, module.__file__)
     text = "".join(_user_lines(interpreted, module.__file__))
     assert "return items[i] + total" in text and "pyinterp" not in text
@@ -295,10 +282,10 @@ def test_formatted_traceback_matches_cpython(module):
 
 
 def test_no_pyinterp_frame_between_the_caller_and_the_user(module):
-    exc = _raised(lambda: pyinterp.interpret(module.f)([1, 2]))
+    exc = raised_by(lambda: pyinterp.interpret(module.f)([1, 2]))
     entries = traceback.extract_tb(exc.__traceback__)
-    assert [entry.name for entry in entries] == ["_raised", "<lambda>", "f", "h", "g"]
-    assert all(entry.filename in (__file__, module.__file__) for entry in entries)
+    assert [entry.name for entry in entries] == ["raised_by", "<lambda>", "f", "h", "g"]
+    assert not any(is_host_file(entry.filename) for entry in entries)
 
 
 def test_frames_are_real_and_hold_the_locals(module):
@@ -312,8 +299,8 @@ def test_frames_are_real_and_hold_the_locals(module):
             tb = tb.tb_next
         return out
 
-    native = entries(_raised(lambda: module.f([1, 2])))
-    interpreted = entries(_raised(lambda: pyinterp.interpret(module.f)([1, 2])))
+    native = entries(raised_by(lambda: module.f([1, 2])))
+    interpreted = entries(raised_by(lambda: pyinterp.interpret(module.f)([1, 2])))
     assert interpreted == native
 
 
@@ -324,18 +311,18 @@ def test_pdb_post_mortem_stack(module):
         return [(f.f_code.co_name, line) for f, line in frames
                 if f.f_code.co_filename == module.__file__]
 
-    native = stack(_raised(lambda: module.f([1, 2])))
-    assert stack(_raised(lambda: pyinterp.interpret(module.f)([1, 2]))) == native
+    native = stack(raised_by(lambda: module.f([1, 2])))
+    assert stack(raised_by(lambda: pyinterp.interpret(module.f)([1, 2]))) == native
 
 
 def test_generator_consumed_natively(module):
-    native = _raised(lambda: list(module.gen(3)))
-    interpreted = _raised(lambda: list(pyinterp.interpret(module.gen)(3)))
+    native = raised_by(lambda: list(module.gen(3)))
+    interpreted = raised_by(lambda: list(pyinterp.interpret(module.gen)(3)))
     assert _user_lines(interpreted, module.__file__) == _user_lines(native, module.__file__)
 
 
 def test_host_tracebacks_setting_keeps_pyinterp_frames(module, monkeypatch):
     monkeypatch.setattr(config, "host_tracebacks", True)
-    exc = _raised(lambda: pyinterp.interpret(module.f)([1, 2]))
+    exc = raised_by(lambda: pyinterp.interpret(module.f)([1, 2]))
     files = [entry.filename for entry in traceback.extract_tb(exc.__traceback__)]
     assert any(name.endswith("vm.py") for name in files)
