@@ -3,7 +3,7 @@ import functools
 
 from .interp import lookasides  # noqa: F401  (registers the lookasides)
 from .interp.model import lookup
-from .interp import recursion, warnbridge
+from .interp import recursion, tracing, warnbridge
 from .interp.tracebacks import user_facing
 from .interp.vm import Interpreter
 
@@ -58,9 +58,11 @@ def run(fn, args, kwargs, debug=False, vm=None):
     lookup.invalidate()
     vm.recursion_limit = recursion.enter()
     warnbridge.install(vm)
+    tracing.enter(vm)
     try:
         return vm.call(fn, args, kwargs or None)
     finally:
+        tracing.leave(vm)
         warnbridge.uninstall()
         recursion.leave()
 

@@ -90,5 +90,5 @@ def _node_stack(frame, lineno):
 
 def _stub_entries(stack):
     for code, offset, line, globals_ in stack:
-        frame = stub_frame(code, globals_ if isinstance(globals_, dict) else {}, offset, {})
-        yield frame, offset, line if line is not None else -1
+        frame, shift = stub_frame(code, globals_ if isinstance(globals_, dict) else {}, offset, {})
+        yield frame, offset + shift, line if line is not None else -1

@@ -19,8 +19,10 @@ class Frame:
     __slots__ = (
         "code", "instructions", "fast", "stack", "globals", "builtins",
         "locals", "pc", "lasti", "kw_names", "func", "back", "retval",
-        "locals_dict",
+        "locals_dict", "extra",
     )
+    # ``extra`` is left unset until the frame is looked at or traced
+    # (``frameview.extra_of``): nothing per call for it.
 
     def __init__(self, code, globals, locals=None, func=None, builtins=None,
                  decoded=None, fast=None):

@@ -17,8 +17,10 @@ delegation need help, because CPython forwards them to the sub-iterator
 before the frame sees them (see :func:`_throw_into`).
 """
 import inspect
+import sys
 import types
 
+from . import excstate
 from .decode import CLEANUP_THROW_IN_BYTECODE
 from .frame import may_die_bound, release_locals
 from .tracebacks import user_facing
@@ -236,10 +238,32 @@ def _forward_throw(vm, frame, exc):
                 frame.stack[-1] = result
                 frame.pc = _send_exit(frame)
                 return vm.resume(frame, None)
+    if CLOSE_SKIPS_PLAIN_YIELDS and type(exc) is GeneratorExit and _at_plain_yield(frame):
+        # 3.13's gen_close: nothing could catch it, so the frame is just
+        # done (no code runs, a trace function sees nothing).
+        del frame.stack[:]
+        release_locals(frame)
+        try:
+            excstate.reraise(exc)  # (the driver ends; close() is content)
+        finally:
+            exc = None
     try:
         return _raise_into(vm, frame, exc)
     finally:
         exc = None
+
+
+CLOSE_SKIPS_PLAIN_YIELDS = sys.version_info >= (3, 13)
+"""3.13: ``close()`` of a generator suspended at a ``yield`` outside any
+``try``/``with`` (its ``RESUME`` says exception depth 1) finishes it
+without running its frame."""
+
+
+def _at_plain_yield(frame):
+    if frame.pc < len(frame.instructions):
+        nxt = frame.instructions[frame.pc]
+        return nxt.opname == "RESUME" and bool(nxt.arg & 4)
+    return False
 
 
 def _raise_into(vm, frame, exc):

@@ -39,7 +39,9 @@ from .model import lookup as _lookup
 from .calls import METHOD_LOOKASIDES, intercept, interception, namespace_with_module
 from .model.dunders import needs_interpreter
 from .decode import localsplus_names
+from . import tracing
 from .frame import Frame
+from .frameview import FrameProxy, current_index, frame_locals, outside, proxy
 from .model.lookup import MISSING, lookup
 from ..opcodes.signals import NULL
 from .model.operators import NATIVE_TYPES
@@ -103,42 +105,6 @@ def _caller(vm):
     if frame is None:
         raise RuntimeError("pyinterp: no interpreted frame is running")
     return frame
-
-
-_LOCALS_SNAPSHOT = sys.version_info >= (3, 13)
-"""PEP 667 (3.13): ``locals()`` of a function frame is a new snapshot dict
-on every call; before, it was one dict per frame, refreshed on each call."""
-
-
-def frame_locals(frame):
-    """``locals()`` of an interpreted frame.
-
-    3.11/3.12: a function frame has one dict, refreshed from the fast locals
-    on every call (CPython's ``PyFrame_FastToLocals``): bound variables are
-    written, unbound ones removed, other keys (written by ``exec``) kept.
-    3.13: a fresh dict of the bound variables each time (PEP 667), so what
-    ``exec`` writes into it is not seen by the next ``locals()``.
-    """
-    if frame.locals is not None:
-        return frame.locals
-    result = None if _LOCALS_SNAPSHOT else frame.locals_dict
-    if result is None:
-        result = {}
-        if not _LOCALS_SNAPSHOT:
-            frame.locals_dict = result
-    code = frame.code
-    cells = set(code.co_cellvars) | set(code.co_freevars)
-    for name, value in zip(localsplus_names(code), frame.fast):
-        if name in cells and type(value) is types.CellType:
-            try:
-                value = value.cell_contents
-            except ValueError:
-                value = NULL
-        if value is NULL:
-            result.pop(name, None)
-        else:
-            result[name] = value
-    return result
 
 
 # -- frame-dependent builtins -------------------------------------------
@@ -250,91 +216,24 @@ def _exec(vm, args, kwargs):
     return _eval_or_exec(vm, exec, "exec", args, kwargs)
 
 
-@_lookup.host_type
-class FrameProxy:
-    """What ``sys._getframe``/``inspect.currentframe`` return under pyinterp.
-
-    A faithful stand-in for a frame object, not a real one: it offers the
-    attributes code commonly reads (``f_locals``, ``f_globals``,
-    ``f_builtins``, ``f_code``, ``f_lineno``, ``f_lasti``, ``f_back``).
-    """
-
-    __slots__ = ("_frame", "_vm")
-
-    def __init__(self, frame):
-        self._frame = frame
-
-    @property
-    def f_locals(self):
-        return frame_locals(self._frame)
-
-    @property
-    def f_globals(self):
-        return self._frame.globals
-
-    @property
-    def f_builtins(self):
-        return self._frame.builtins
-
-    @property
-    def f_code(self):
-        return self._frame.code
-
-    @property
-    def f_lineno(self):
-        return self._frame.lineno
-
-    @property
-    def f_lasti(self):
-        return self._frame.instructions[self._frame.lasti].offset
-
-    @property
-    def f_back(self):
-        back = self._frame.back
-        if back is None:
-            return _host_frame_outside()
-        return FrameProxy(back)
-
-    def __repr__(self):
-        code = self._frame.code
-        return "<frame (pyinterp) file %r, line %d, code %s>" % (
-            code.co_filename, self.f_lineno, code.co_name)
-
-
 def _host_frame_outside():
-    """The real frame that called into pyinterp (below the interpreter)."""
-    frame = sys._getframe(1)
-    while frame is not None and _is_interpreter_module(frame.f_globals.get("__name__", "")):
-        frame = frame.f_back
-    return frame
-
-
-_PACKAGE = __name__.split(".", 1)[0]  # "pyinterp": core, capture and helpers
-
-
-def _is_interpreter_module(name):
-    """pyinterp's own modules, not its users (``pyinterp.testing`` calls
-    ``interpret`` like any program would)."""
-    return (name == _PACKAGE or name.startswith(_PACKAGE + ".")) \
-        and not name.startswith(_PACKAGE + ".testing")
+    """What the program sees below its outermost interpreted frame: the
+    real frame that called into pyinterp, or an enclosing interpreted
+    frame (see :func:`frameview.outside`)."""
+    return outside(sys._getframe(1))
 
 
 @lookaside(sys._getframe)
 def _getframe(vm, args, kwargs):
     depth = args[0] if args else 0
-    frame = _caller(vm)
-    if type(depth) is not int:
+    if type(depth) is not int or kwargs:
         return _native(sys._getframe, args, kwargs)
+    frame = proxy(_caller(vm))
     for _ in range(depth):
-        frame = frame.back
+        frame = frame.f_back
         if frame is None:
-            outside = _host_frame_outside()
-            for _ in range(depth - _depth_of(vm) - 1):
-                outside = outside.f_back if outside is not None else None
-            if outside is None:
-                raise ValueError("call stack is not deep enough")
-            return outside
-    return FrameProxy(frame)
+            raise ValueError("call stack is not deep enough")
+    return frame
 
 
 def _getframemodulename_arguments(depth=0):
@@ -369,13 +268,6 @@ if hasattr(sys, "_getframemodulename"):
     lookaside(sys._getframemodulename)(_getframemodulename)
 
 
-def _depth_of(vm):
-    n, frame = 0, vm.top
-    while frame.back is not None:
-        n, frame = n + 1, frame.back
-    return n
-
-
 def _warn_arguments(message, category=None, stacklevel=1, source=None):
     return message, category, stacklevel, source
 
@@ -402,20 +294,22 @@ def _warn(vm, args, kwargs):
     if type(stacklevel) is not int or not (
             isinstance(category, type) and issubclass(category, Warning)):
         return _native(warnings.warn, args, kwargs)  # its own TypeError
-    # setup_context() in Python/_warnings.c, on interpreted frames first.
-    frame = _caller(vm)
+    # setup_context() in Python/_warnings.c, on the program's frames.
+    frame = proxy(_caller(vm))
     if stacklevel <= 0 or _is_internal_frame(frame):
         while stacklevel > 1 and frame is not None:
-            frame, stacklevel = _frame_back(frame), stacklevel - 1
+            frame, stacklevel = frame.f_back, stacklevel - 1
     else:
         while stacklevel > 1 and frame is not None:
-            frame, stacklevel = _frame_back(frame), stacklevel - 1
+            frame, stacklevel = frame.f_back, stacklevel - 1
             while frame is not None and _is_internal_frame(frame):
-                frame = _frame_back(frame)
+                frame = frame.f_back
     if frame is None:
         globals, filename, lineno = (sys.__dict__,) + _NO_FRAME_LOCATION
-    elif isinstance(frame, Frame):
-        globals, filename, lineno = frame.globals, frame.code.co_filename, frame.lineno
+    elif type(frame) is FrameProxy:
+        inner = frame._frame
+        globals, filename = inner.globals, inner.code.co_filename
+        lineno = inner.instructions[current_index(inner)].lineno
     else:
         globals, filename, lineno = frame.f_globals, frame.f_code.co_filename, frame.f_lineno
     registry = dict.get(globals, "__warningregistry__", MISSING)
@@ -435,18 +329,8 @@ def issue_warning(vm, message, source=None):
     _warn(vm, (message,), {"stacklevel": 1, "source": source})
 
 
-def _frame_back(frame):
-    """The calling frame: interpreted frames, then the host's real ones."""
-    if not isinstance(frame, Frame):
-        return frame.f_back
-    if frame.back is not None:
-        return frame.back
-    return _host_frame_outside()
-
-
 def _is_internal_frame(frame):
-    code = frame.code if isinstance(frame, Frame) else frame.f_code
-    filename = code.co_filename
+    filename = frame.f_code.co_filename
     return "importlib" in filename and "_bootstrap" in filename
 
 
@@ -454,7 +338,7 @@ def _is_internal_frame(frame):
 def _currentframe(vm, args, kwargs):
     if args or kwargs:
         return _native(inspect.currentframe, args, kwargs)
-    return FrameProxy(_caller(vm))
+    return proxy(_caller(vm))
 
 
 @lookaside(builtins.super)
@@ -533,6 +417,12 @@ def _build_class(vm, args, kwargs):
                                    "propagated to type.__new__?" % (name, cls))
             raise TypeError("__class__ set to %r defining %r as %r" % (cell_value, name, cls))
     return cls
+
+
+lookaside(sys.settrace)(tracing.settrace)
+lookaside(sys.gettrace)(tracing.gettrace)
+lookaside(sys.setprofile)(tracing.setprofile)
+lookaside(sys.getprofile)(tracing.getprofile)
 
 
 @lookaside(sys.exc_info)

@@ -24,6 +24,7 @@ Stub code objects are cached per code object (on its
 """
 import dis
 import inspect
+import sys
 import types
 
 from .decode import localsplus_names
@@ -31,44 +32,94 @@ from .frame import decoded_for
 from ..opcodes.signals import NULL
 
 _NOP = bytes((dis.opmap["NOP"], 0))
-_ENTRY = bytes((dis.opmap["RETURN_GENERATOR"], 0, dis.opmap["POP_TOP"], 0,
-                dis.opmap["RESUME"], 0))
+_RETURN_GENERATOR = bytes((dis.opmap["RETURN_GENERATOR"], 0))
+_RESUME = dis.opmap["RESUME"]
 _KEPT_FLAGS = inspect.CO_NESTED
 _STUB_FLAGS = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | inspect.CO_GENERATOR
 
 
 def _stub_code(code, stop, names):
-    """``code`` as a generator function of ``names`` whose frame, when made,
-    stops at code unit ``stop`` (see the module docstring)."""
-    entry = max(0, stop - _STOP_DELTA)
-    length = max(len(code.co_code) // 2, entry + 3)
-    raw = _NOP * entry + _ENTRY + _NOP * (length - entry - 3)
-    return code.replace(
-        co_code=raw, co_argcount=len(names), co_posonlyargcount=0, co_kwonlyargcount=0,
-        co_nlocals=len(names), co_varnames=tuple(names), co_cellvars=(), co_freevars=(),
-        co_flags=(code.co_flags & _KEPT_FLAGS) | _STUB_FLAGS,
+    """``code`` as a generator function of ``names`` whose frame, once its
+    generator is done, stands where unit ``stop`` of ``code`` is (see the
+    module docstring); returns it and how many units the user's code is
+    shifted by in it (0 unless ``stop`` is among its first units).
+
+    Such a frame stands at its code's first ``RESUME`` (CPython makes an
+    unstarted generator's dead frame look as if that ``RESUME`` ran), one
+    unit past it on 3.13 (:data:`_PAST_RESUME`).  So: ``NOP``s, then
+    ``RETURN_GENERATOR``, one more unit, then that ``RESUME``; from where
+    the frame stands on, the user's own bytes, for C tracers that read the
+    code at ``f_lasti`` (a ``RESUME``'s argument tells a call from a
+    generator's resumption, the ``RESUME`` after a yield a yield from a
+    return).  None of it runs.  When ``stop`` leaves no room for the three
+    units before it, the user's code (and its line table, by an entry
+    without location in front) moves up by the units missing.
+    """
+    original = code.co_code
+    shift = max(0, 2 + _PAST_RESUME - stop)
+    stand = stop + shift
+    resume = stand - _PAST_RESUME
+    raw = _NOP * (resume - 2) + _RETURN_GENERATOR + _NOP
+    if _PAST_RESUME:
+        raw += bytes((_RESUME, 0)) + original[2 * stop:]
+    else:
+        argument = original[2 * stop + 1] if 2 * stop + 1 < len(original) else 0
+        raw += bytes((_RESUME, argument)) + original[2 * stop + 2:]
+    raw += _NOP * max(0, (len(original) - len(raw)) // 2 + shift)
+    table = code.co_linetable
+    if shift:
+        table = bytes((0x80 | (15 << 3) | (shift - 1),)) + table  # (15: no location)
+    stub = code.replace(
+        co_code=raw, co_linetable=table, co_argcount=len(names), co_posonlyargcount=0,
+        co_kwonlyargcount=0, co_nlocals=len(names), co_varnames=tuple(names), co_cellvars=(),
+        co_freevars=(), co_flags=(code.co_flags & _KEPT_FLAGS) | _STUB_FLAGS,
         co_stacksize=max(code.co_stacksize, 1), co_exceptiontable=b"")
+    return stub, shift
 
 
-def _stop_delta():
-    """How far past ``RETURN_GENERATOR`` a new generator's frame stands
-    (``f_lasti`` in code units: 2 on 3.11 and 3.12, where it names the
-    ``RESUME``; the layout differs per version), measured once."""
+_CLOSE_RUNS_THE_FRAME = sys.version_info < (3, 12)
+"""3.11 closes a generator that never started by throwing ``GeneratorExit``
+into its frame, which a trace function would see (3.12+ just marks it
+done); so the stub's generator is closed at once, with tracing off."""
+
+
+def _made(fn, values):
+    """Call the stub function; its generator's frame, the generator done."""
+    gen = fn(*values)
+    frame = gen.gi_frame
+    if _CLOSE_RUNS_THE_FRAME:
+        trace, profile = sys.gettrace(), sys.getprofile()
+        if trace is not None or profile is not None:
+            sys.settrace(None)
+            sys.setprofile(None)
+        try:
+            gen.close()
+        finally:
+            if trace is not None or profile is not None:
+                sys.setprofile(profile)
+                sys.settrace(trace)
+    return frame
+
+
+def _past_resume():
+    """How far past its first ``RESUME`` a stub's frame stands, measured
+    once: 0 on 3.11 and 3.12, 1 on 3.13."""  # noqa: D401
     def probe():
         return 0
 
-    global _STOP_DELTA
-    _STOP_DELTA = 0
-    frame = types.FunctionType(_stub_code(probe.__code__, 0, ()), {})().gi_frame
-    return frame.f_lasti // 2
+    raw = _RETURN_GENERATOR + _NOP + bytes((_RESUME, 0)) + _NOP * 3
+    stub = probe.__code__.replace(co_code=raw, co_flags=_STUB_FLAGS, co_stacksize=1,
+                                  co_exceptiontable=b"")
+    return _made(types.FunctionType(stub, {}), ()).f_lasti // 2 - 2
 
 
-_STOP_DELTA = _stop_delta()
+_PAST_RESUME = _past_resume()
 
 
 def stub_function(code, index_units, names, globals):
-    """The stub generator function for ``code`` stopping at ``index_units``
-    (cached per code object)."""
+    """The stub generator function for ``code`` standing at ``index_units``
+    (its code cached per code object), and the shift of the user's code in
+    it, in bytes (see :func:`_stub_code`)."""
     decoded = decoded_for(code)
     stubs = decoded.stubs
     if stubs is None:
@@ -77,16 +128,18 @@ def stub_function(code, index_units, names, globals):
     stub = stubs.get(key)
     if stub is None:
         stub = stubs[key] = _stub_code(code, index_units, names)
-    return types.FunctionType(stub, globals, code.co_name)
+    return types.FunctionType(stub[0], globals, code.co_name), 2 * stub[1]
 
 
 def stub_frame(code, globals, offset, variables):
-    """A real frame of ``code`` (with ``globals``) at byte offset ``offset``
-    whose locals are ``variables`` (a dict)."""
+    """A real frame of ``code`` (with ``globals``) standing at byte offset
+    ``offset``, whose locals are ``variables`` (a dict); and the shift to
+    add to offsets of ``code`` to name the same instruction in that frame's
+    code (``tb_lasti``: nonzero only for the first few instructions)."""
     names = tuple(name for name in variables if type(name) is str)
     values = [variables[name] for name in names]
-    fn = stub_function(code, max(offset, 0) // 2, names, globals)
-    return fn(*values).gi_frame
+    fn, shift = stub_function(code, max(offset, 0) // 2, names, globals)
+    return _made(fn, values), shift
 
 
 def bound_variables(frame):

@@ -118,13 +118,14 @@ def _interpreted_entry(host, index, stubs):
         return None
     stub = stubs.get(id(frame))
     if stub is None:
-        stub = stubs[id(frame)] = (frame, _stub_for(frame, current))
+        stub = stubs[id(frame)] = (frame,) + _stub_for(frame, current)
     ins = frame.instructions[index]
-    return stub[1], ins.offset, ins.line if ins.line is not None else -1
+    return stub[1], ins.offset + stub[2], ins.line if ins.line is not None else -1
 
 
 def _stub_for(frame, current):
-    """A real frame standing for ``frame``, at instruction ``current``."""
+    """A real frame standing for ``frame``, at instruction ``current``, and
+    the shift of offsets in its code (``stubframes.stub_frame``)."""
     instructions = frame.instructions
     current = min(max(current, 0), len(instructions) - 1)
     return stub_frame(frame.code, globals_of(frame), instructions[current].offset,
