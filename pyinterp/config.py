@@ -20,3 +20,6 @@ debug_capture = _flag("PYINTERP_DEBUG")
 
 host_tracebacks = _flag("PYINTERP_HOST_TRACEBACKS")
 """Leave tracebacks as the host made them (pyinterp's frames, not the user's)."""
+
+trace_host = _flag("PYINTERP_TRACE_HOST")
+"""Leave the host's trace and profile functions on during interpreted calls."""

@@ -30,6 +30,7 @@ import sys
 import threading
 import types
 
+from .. import config
 from ..errors import PyinterpInternal
 from ..opcodes.callshape import callable_at, peek_call
 from ..opcodes.signals import RETURN, YIELD
@@ -78,7 +79,7 @@ def enter(vm):
     """An interpreted call begins in this thread (``api.run``)."""
     state = STATE
     vms = state.vms
-    if not vms:
+    if not vms and not config.trace_host:
         trace, profile = sys.gettrace(), sys.getprofile()
         if trace is not None or profile is not None:
             state.host = (trace, profile)

@@ -56,6 +56,7 @@ import warnings
 import pytest
 
 import pyinterp
+from pyinterp import config
 from pyinterp.testing.differential import canonical, diff_outcomes, run
 
 
@@ -1745,6 +1746,9 @@ def profile_entries(fn, *args):
     # weakref callbacks would otherwise show up as native entries.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    # The profiler stays on the host (it must see what runs natively), not
+    # on the program's frames.
+    trace_host, config.trace_host = config.trace_host, True
     sys.setprofile(profiler)
     try:
         interpreted(*args)
@@ -1752,6 +1756,7 @@ def profile_entries(fn, *args):
         pass
     finally:
         sys.setprofile(old)
+        config.trace_host = trace_host
         if gc_was_enabled:
             gc.enable()
     return entries, codes
