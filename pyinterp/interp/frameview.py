@@ -22,10 +22,13 @@ import types
 
 from .decode import localsplus_names
 from .model import lookup as _lookup
+from .stubframes import bound_variables
 from .tracebacks import LOOP_CODES, is_host_file
 from ..opcodes.signals import NULL
 
 
+_getframe = sys._getframe
+_FrameType = types.FrameType
 OPCODE_EVENTS_ASKED = [False]
 """Some frame set ``f_trace_opcodes`` (3.12's interpreter-wide flag, read
 by ``tracing``)."""
@@ -66,7 +69,7 @@ def proxy(frame):
 
 def _loop_host(frame):
     """The host frame of the run loop running ``frame``, or None."""
-    host = sys._getframe(1)
+    host = _getframe(1)
     while host is not None:
         if host.f_code in LOOP_CODES and host.f_locals.get("frame") is frame:
             return host
@@ -127,23 +130,17 @@ def frame_locals(frame):
     """
     if frame.locals is not None:
         return frame.locals
-    result = None if _LOCALS_SNAPSHOT else frame.locals_dict
+    bound = bound_variables(frame)
+    if _LOCALS_SNAPSHOT:
+        return bound
+    result = frame.locals_dict
     if result is None:
-        result = {}
-        if not _LOCALS_SNAPSHOT:
-            frame.locals_dict = result
-    code = frame.code
-    cells = set(code.co_cellvars) | set(code.co_freevars)
-    for name, value in zip(localsplus_names(code), frame.fast):
-        if name in cells and type(value) is types.CellType:
-            try:
-                value = value.cell_contents
-            except ValueError:
-                value = NULL
-        if value is NULL:
-            result.pop(name, None)
+        result = frame.locals_dict = {}
+    for name in localsplus_names(frame.code):
+        if name in bound:
+            result[name] = bound[name]
         else:
-            result[name] = value
+            result.pop(name, None)
     return result
 
 
@@ -161,7 +158,7 @@ class FrameProxy:
 
     @property
     def __class__(self):
-        return types.FrameType
+        return _FrameType
 
     @property
     def __module__(self):  # (a frame has none: inspect.getmodule looks)

@@ -31,6 +31,11 @@ from .decode import localsplus_names
 from .frame import decoded_for
 from ..opcodes.signals import NULL
 
+# (bound once: the program may change ``sys``, ``types``...; pyinterp's code
+# reads only its own bindings at run time)
+_gettrace, _getprofile = sys.gettrace, sys.getprofile
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_FunctionType, _CellType = types.FunctionType, types.CellType
 _NOP = bytes((dis.opmap["NOP"], 0))
 _RETURN_GENERATOR = bytes((dis.opmap["RETURN_GENERATOR"], 0))
 _RESUME = dis.opmap["RESUME"]
@@ -88,16 +93,16 @@ def _made(fn, values):
     gen = fn(*values)
     frame = gen.gi_frame
     if _CLOSE_RUNS_THE_FRAME:
-        trace, profile = sys.gettrace(), sys.getprofile()
+        trace, profile = _gettrace(), _getprofile()
         if trace is not None or profile is not None:
-            sys.settrace(None)
-            sys.setprofile(None)
+            _settrace(None)
+            _setprofile(None)
         try:
             gen.close()
         finally:
             if trace is not None or profile is not None:
-                sys.setprofile(profile)
-                sys.settrace(trace)
+                _setprofile(profile)
+                _settrace(trace)
     return frame
 
 
@@ -110,7 +115,7 @@ def _past_resume():
     raw = _RETURN_GENERATOR + _NOP + bytes((_RESUME, 0)) + _NOP * 3
     stub = probe.__code__.replace(co_code=raw, co_flags=_STUB_FLAGS, co_stacksize=1,
                                   co_exceptiontable=b"")
-    return _made(types.FunctionType(stub, {}), ()).f_lasti // 2 - 2
+    return _made(_FunctionType(stub, {}), ()).f_lasti // 2 - 2
 
 
 _PAST_RESUME = _past_resume()
@@ -128,7 +133,7 @@ def stub_function(code, index_units, names, globals):
     stub = stubs.get(key)
     if stub is None:
         stub = stubs[key] = _stub_code(code, index_units, names)
-    return types.FunctionType(stub[0], globals, code.co_name), 2 * stub[1]
+    return _FunctionType(stub[0], globals, code.co_name), 2 * stub[1]
 
 
 def stub_frame(code, globals, offset, variables):
@@ -153,7 +158,7 @@ def bound_variables(frame):
     cells = set(code.co_cellvars) | set(code.co_freevars)
     out = {}
     for name, value in zip(localsplus_names(code), frame.fast):
-        if name in cells and type(value) is types.CellType:
+        if name in cells and type(value) is _CellType:
             try:
                 value = value.cell_contents
             except ValueError:

@@ -42,6 +42,11 @@ from .model.dunders import needs_interpreter
 from .model.lookup import lookup
 
 _VERSION = sys.version_info[:2]
+# (bound once: the program may change ``sys`` and ``types``; see ownbuiltins)
+_gettrace, _getprofile = sys.gettrace, sys.getprofile
+_settrace, _setprofile = sys.settrace, sys.setprofile
+_MethodType, _BuiltinFunctionType = types.MethodType, types.BuiltinFunctionType
+_MethodDescriptorType = types.MethodDescriptorType
 LINE_STARTS_ONLY = _VERSION >= (3, 12)
 """3.12+ (``sys.settrace`` on ``sys.monitoring``): a ``line`` event only at
 an instruction that starts a line (the first of its line in code order, a
@@ -80,14 +85,14 @@ def enter(vm):
     state = STATE
     vms = state.vms
     if not vms and not config.trace_host:
-        trace, profile = sys.gettrace(), sys.getprofile()
+        trace, profile = _gettrace(), _getprofile()
         if trace is not None or profile is not None:
             state.host = (trace, profile)
             state.trace, state.profile = trace, profile
             if OPCODES_NEED_NEW_SETTRACE:
                 state.opcodes = OPCODE_EVENTS_ASKED[0]
-            sys.settrace(None)
-            sys.setprofile(None)
+            _settrace(None)
+            _setprofile(None)
     vms.append(vm)
     if state.trace is not None or state.profile is not None:
         _switch_on(vm)
@@ -102,8 +107,8 @@ def leave(vm):
                           or state.profile is not None):
         trace, profile = state.trace, state.profile
         state.trace = state.profile = state.host = None
-        sys.setprofile(profile)
-        sys.settrace(trace)
+        _setprofile(profile)
+        _settrace(trace)
 
 
 def _changed():
@@ -125,7 +130,7 @@ def _switch_on(vm):
         vm.variant = lambda code: traced_copy(decoded_for(code).instructions)
     else:
         vm.variant = lambda code: traced_copy(base(code))
-    vm.loop = types.MethodType(_traced_loop, vm)
+    vm.loop = _MethodType(_traced_loop, vm)
 
 
 def _switch_off(vm):
@@ -145,7 +150,7 @@ _NOTHING = object()
 # -- the program's calls -----------------------------------------------------------
 def settrace(vm, args, kwargs):
     """``sys.settrace(fn)`` in interpreted code."""
-    function = _one_argument(sys.settrace, args, kwargs)
+    function = _one_argument(_settrace, args, kwargs)
     STATE.trace = function
     if OPCODES_NEED_NEW_SETTRACE:
         STATE.opcodes = OPCODE_EVENTS_ASKED[0]
@@ -154,20 +159,20 @@ def settrace(vm, args, kwargs):
 
 def setprofile(vm, args, kwargs):
     """``sys.setprofile(fn)`` in interpreted code."""
-    function = _one_argument(sys.setprofile, args, kwargs)
+    function = _one_argument(_setprofile, args, kwargs)
     STATE.profile = function
     _changed()
 
 
 def gettrace(vm, args, kwargs):
     if args or kwargs:
-        return sys.gettrace(*args, **(kwargs or {}))
+        return _gettrace(*args, **(kwargs or {}))
     return STATE.trace
 
 
 def getprofile(vm, args, kwargs):
     if args or kwargs:
-        return sys.getprofile(*args, **(kwargs or {}))
+        return _getprofile(*args, **(kwargs or {}))
     return STATE.profile
 
 
@@ -179,7 +184,6 @@ def _one_argument(native, args, kwargs):
 
 # -- events --------------------------------------------------------------------------
 _PYTHON_CALLABLES = frozenset({types.FunctionType, types.MethodType})
-_gettrace, _getprofile, _off, _poff = sys.gettrace, sys.getprofile, sys.settrace, sys.setprofile
 
 
 def real_frame(frame):
@@ -207,11 +211,12 @@ def _dispatch(function, frame, event, arg, profiling=False):
         # installing itself the C way), it is read and the host's turned
         # off in the same expression, on one line: a C tracer gets no
         # event from pyinterp's own code in between.
-        host = (function(view, event, arg), _gettrace(), _getprofile(), _off(None), _poff(None))
+        host = (function(view, event, arg), _gettrace(), _getprofile(), _settrace(None),
+                _setprofile(None))
     except BaseException as e:  # noqa: BLE001 - re-raised below
         error = e
-        sys.settrace(None)
-        sys.setprofile(None)
+        _settrace(None)
+        _setprofile(None)
     view = None
     state.trace, state.profile = saved
     if host is not None and (host[1] is not None or host[2] is not None):
@@ -435,9 +440,9 @@ def _c_function_called(stack, ins, depth):
     else:
         fn, args = peek_call(stack[:len(stack) - depth] if depth else stack, ins.arg)
     tp = type(fn)
-    if tp in _C_FUNCTIONS or not EXACT_C_TYPES and isinstance(fn, types.BuiltinFunctionType):
+    if tp in _C_FUNCTIONS or not EXACT_C_TYPES and isinstance(fn, _BuiltinFunctionType):
         return fn
-    if tp is types.MethodDescriptorType and len(args):
+    if tp is _MethodDescriptorType and len(args):
         try:
             return fn.__get__(args[0], type(args[0]))
         except TypeError:

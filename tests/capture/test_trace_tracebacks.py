@@ -27,6 +27,10 @@ def f(x, i):
     y = x + 1
     return pick(y, i) + y.sum()
 
+def bump(x, i):
+    x.add_(1)
+    return pick(x, i)
+
 def noisy(y):
     return y * random.randint(1, 3)
 
@@ -84,6 +88,22 @@ def test_hit_whose_graph_raises_names_the_users_line(module):
     assert type(hit) is type(eager) and str(hit) == str(eager)
     assert _user_entries(hit, module) == _user_entries(eager, module)
     _no_pyinterp_frames(hit)
+
+
+def test_hit_whose_graph_raises_after_writing_an_input_names_the_users_line(module):
+    """A graph that wrote an input cannot give way to a native run: its
+    own exception propagates, with the user's frames of the node that
+    raised in place of the mock's and the graph's."""
+    fast = pyinterp.trace(module.bump, backend="eager")
+    fast(torch.ones(3), torch.tensor(1))  # captured
+    eager = raised_by(lambda: module.bump(torch.ones(3), torch.tensor(7)))
+    hit = raised_by(lambda: fast(torch.ones(3), torch.tensor(7)))
+    assert len(fast._entries) == 1
+    assert type(hit) is type(eager) and str(hit) == str(eager)
+    assert _user_entries(hit, module) == _user_entries(eager, module)
+    _no_pyinterp_frames(hit)
+    assert not any(e.filename.startswith(("<pyinterp-mock", "<eval_with_key"))
+                   for e in traceback.extract_tb(hit.__traceback__))
 
 
 def test_nodes_carry_the_users_stack_trace(module):
