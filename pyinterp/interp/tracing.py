@@ -86,13 +86,23 @@ def enter(vm):
     vms = state.vms
     if not vms and not config.trace_host:
         trace, profile = _gettrace(), _getprofile()
+        # A hook installed from C with an object that cannot be called
+        # (cProfile's profiler) is not a function to deliver events to: it
+        # stays on the host, seeing pyinterp's frames (as before pyinterp
+        # knew of tracing; cProfile then profiles the interpreter).
+        if trace is not None and not callable(trace):
+            trace = None
+        if profile is not None and not callable(profile):
+            profile = None
         if trace is not None or profile is not None:
             state.host = (trace, profile)
             state.trace, state.profile = trace, profile
             if OPCODES_NEED_NEW_SETTRACE:
                 state.opcodes = OPCODE_EVENTS_ASKED[0]
-            _settrace(None)
-            _setprofile(None)
+            if trace is not None:
+                _settrace(None)
+            if profile is not None:
+                _setprofile(None)
     vms.append(vm)
     if state.trace is not None or state.profile is not None:
         _switch_on(vm)
@@ -107,8 +117,10 @@ def leave(vm):
                           or state.profile is not None):
         trace, profile = state.trace, state.profile
         state.trace = state.profile = state.host = None
-        _setprofile(profile)
-        _settrace(trace)
+        if profile is not None or _getprofile() is None:
+            _setprofile(profile)
+        if trace is not None or _gettrace() is None:
+            _settrace(trace)
 
 
 def _changed():
@@ -205,24 +217,30 @@ def _dispatch(function, frame, event, arg, profiling=False):
     error = None
     host = None
     view = proxy(frame) if type(function) in _PYTHON_CALLABLES else real_frame(frame)
+    before = _gettrace(), _getprofile()  # (None, unless a C hook was left there)
     try:
         # If the function set the host's own trace or profile function
         # (natively: a debugger's ``sys.settrace``, coverage's C tracer
         # installing itself the C way), it is read and the host's turned
         # off in the same expression, on one line: a C tracer gets no
         # event from pyinterp's own code in between.
-        host = (function(view, event, arg), _gettrace(), _getprofile(), _settrace(None),
-                _setprofile(None))
+        if before[0] is None and before[1] is None:
+            host = (function(view, event, arg), _gettrace(), _getprofile(), _settrace(None),
+                    _setprofile(None))
+        else:
+            host = (function(view, event, arg), _gettrace(), _getprofile())
     except BaseException as e:  # noqa: BLE001 - re-raised below
         error = e
-        _settrace(None)
-        _setprofile(None)
     view = None
     state.trace, state.profile = saved
-    if host is not None and (host[1] is not None or host[2] is not None):
-        _adopt(host[1], host[2])
+    if host is not None and (host[1] is not before[0] or host[2] is not before[1]):
+        _adopt(host[1] if host[1] is not before[0] else None,
+               host[2] if host[2] is not before[1] else None, before)
     if error is None:
         return host[0]
+    if before[0] is None and before[1] is None:
+        _settrace(None)
+        _setprofile(None)
     if profiling:
         state.profile = None
     else:
@@ -235,14 +253,19 @@ def _dispatch(function, frame, event, arg, profiling=False):
         error = None
 
 
-def _adopt(trace, profile):
+def _adopt(trace, profile, before):
     """The trace or profile function, running natively, set the host's own
-    (see :func:`_dispatch`): it is the program's now."""
+    (see :func:`_dispatch`): it is the program's now, and the host's goes
+    back to what it was."""
     state = STATE
-    if trace is not None:
+    if trace is not None and callable(trace):
         state.trace = trace
-    if profile is not None:
+        if _gettrace() is not before[0] and before[0] is None:
+            _settrace(None)
+    if profile is not None and callable(profile):
         state.profile = profile
+        if _getprofile() is not before[1] and before[1] is None:
+            _setprofile(None)
     _changed()
 
 

@@ -14,7 +14,7 @@ import sys
 from .model import attributes, containers, dunders, operators, text
 from . import calls, excstate, generators, importing
 from . import tracebacks
-from .tracebacks import LOOP_CODES, mark_arrival
+from .tracebacks import LOOP_CODES, TracebackType, mark_arrival
 from .model import lookup as lookup_module
 from ..errors import PyinterpInternal, StackEffectError
 from .decode import (SUSPENDABLE_FLAGS, INLINE_JUMP, INLINE_LOAD_CONST, INLINE_LOAD_FAST,
@@ -256,8 +256,15 @@ class Interpreter:
                 mark_arrival(exc, index, sys._getframe(1))
             rethrown = None  # it holds exc: no cycle through the traceback
         else:
-            # The traceback entry CPython adds for this frame (tracebacks.py).
-            mark_arrival(exc, index, sys._getframe(1))
+            # The traceback entry CPython adds for this frame (tracebacks.py):
+            # the loop's own entry, with the instruction in tb_lasti.
+            tb = exc.__traceback__
+            if tb is not None and tb.tb_frame.f_code is _LOOP_CODE:
+                exc.__traceback__ = TracebackType(tb.tb_next, tb.tb_frame, -2 - index,
+                                                  tb.tb_lineno)
+            else:
+                mark_arrival(exc, index, sys._getframe(1))
+            tb = None
         ins = frame.instructions[index]
         frame.lasti = lasti
         if ins.exc_target is None:

@@ -323,3 +323,21 @@ def test_no_tracing_costs_nothing():
     pyinterp.api.run(f, (), {}, vm=vm)
     assert seen == [None]
     assert "loop" not in vm.__dict__ and "variant" not in vm.__dict__
+
+
+def test_cprofile_is_left_on_the_host():
+    """cProfile hooks the host from C with an object that is not callable:
+    it stays there (it profiles the interpreter) and the call works."""
+    import cProfile
+    import pstats
+
+    module = load_module(textwrap.dedent(PROGRAMS["loops"]), "cprof", FILENAME)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        result = pyinterp.interpret(module.f)(5)
+    finally:
+        profiler.disable()
+    assert result == module.f(5)
+    assert sys.getprofile() is None
+    assert pstats.Stats(profiler).total_calls > 0
