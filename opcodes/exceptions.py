@@ -244,15 +244,14 @@ def before_async_with(vm, frame, ins):
 def with_except_start(vm, frame, ins):
     """``(exit, lasti, prev_exc, exc -- exit, lasti, prev_exc, exc, result)``
     An exception left a ``with`` body: call ``exit(type(exc), exc,
-    exc.__traceback__)`` and push its result (true suppresses).  The
-    traceback is the program's view of it (the user's frames).
+    exc.__traceback__)`` and push its result (true suppresses).
 
     RefGraph: rule `call`: a call of the manager's ``__exit__``.
     """
     stack = frame.stack
     exc = stack[-1]
     exit_ = stack[-4]
-    stack.append(vm.call(exit_, (type(exc), exc, vm.traceback_view(exc))))
+    stack.append(vm.call(exit_, (type(exc), exc, exc.__traceback__)))
 
 
 def _leaf_ids(exc, ids):

@@ -425,18 +425,6 @@ lookaside(sys.setprofile)(tracing.setprofile)
 lookaside(sys.getprofile)(tracing.getprofile)
 
 
-@lookaside(sys.exc_info)
-def _exc_info(vm, args, kwargs):
-    """``sys.exc_info()``: its traceback is the program's view (the user's
-    frames, ``tracebacks.traceback_view``)."""
-    if args or kwargs:
-        return _native(sys.exc_info, args, kwargs)
-    exc = sys.exception()
-    if exc is None:
-        return (None, None, None)
-    return (type(exc), exc, vm.traceback_view(exc))
-
-
 def _calculate_meta(meta, bases):
     """The most derived metaclass (``_PyType_CalculateMetaclass``, C code
     natively: here, so that a conflict's traceback shows no stdlib frame)."""

@@ -24,9 +24,10 @@ frames the program reached through C code, earlier stubs) is kept.  The
 chain (``__cause__``, ``__context__``, members of exception groups) is
 rewritten too.  Boundaries re-raise with a bare ``raise``, which adds no
 entry for the boundary's own frame.  Where the program itself looks
-(``exc.__traceback__``, ``sys.exc_info()``, a ``with`` block's
-``__exit__``), it gets a rewritten view (:func:`traceback_view`) and the
-exception keeps the host's traceback until it leaves.
+(it reads ``tb_frame``, ``tb_next``... of a traceback, as ``traceback``
+and ``logging`` do), it reads them through a rewritten view
+(:func:`traceback_attribute`), and the exception keeps the host's
+traceback until it leaves.
 
 ``config.host_tracebacks`` (``PYINTERP_HOST_TRACEBACKS=1``) keeps the host's
 tracebacks as they are, for debugging pyinterp itself.
@@ -157,15 +158,12 @@ def user_facing(exc):
 _VIEWS_KEPT = 32
 
 
-def traceback_view(vm, exc):
-    """``exc.__traceback__`` as the interpreted program sees it, without
-    changing the exception: the host's traceback rewritten for the user
-    (the same view object for the same host traceback, while ``vm`` keeps
-    it among its last few).  The exception itself keeps the host's
-    traceback until it leaves for the user, so what pyinterp's own code
-    compares (``except*``'s re-raise test) is unchanged."""
-    tb = exc.__traceback__
-    if tb is None or config.host_tracebacks or not _needs_rewrite(tb):
+def traceback_view(vm, tb):
+    """The interpreted program's view of the traceback ``tb``: rewritten
+    for the user (:func:`user_traceback`) if it names pyinterp's frames,
+    else ``tb`` itself; the same view object for the same ``tb`` while
+    ``vm`` keeps it among its last few (None: no entry is the user's)."""
+    if tb is None or config.host_tracebacks:
         return tb
     views = vm.traceback_views
     if views is None:
@@ -173,8 +171,20 @@ def traceback_view(vm, exc):
     seen = views.get(id(tb))
     if seen is not None and seen[0] is tb:
         return seen[1]
-    view = user_traceback(tb)
+    view = user_traceback(tb) if _needs_rewrite(tb) else tb
     if len(views) >= _VIEWS_KEPT:
         views.clear()
     views[id(tb)] = (tb, view)
     return view
+
+
+def traceback_attribute(vm, tb, name):
+    """``tb.name`` read by interpreted code (``tb_frame``, ``tb_next``,
+    ``tb_lineno``, ``tb_lasti``): read through the program's view.
+
+    A traceback stays the host's everywhere (``__traceback__``,
+    ``sys.exc_info()``, a ``with`` block's ``__exit__`` get it as it is: no
+    cost while nobody looks, and ``except*``'s identity tests hold); only
+    its entries, when the program walks them, are the user's."""
+    view = traceback_view(vm, tb)
+    return getattr(view if view is not None else tb, name)

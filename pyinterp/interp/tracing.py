@@ -307,7 +307,7 @@ def _return_event(frame, value):
 
 def _exception_event(vm, frame, exc):
     if STATE.trace is not None and extra_of(frame).f_trace is not None:
-        _trace_event(frame, "exception", (type(exc), exc, vm.traceback_view(exc)))
+        _trace_event(frame, "exception", (type(exc), exc, vm.traceback_view(exc.__traceback__)))
 
 
 # -- traced instructions -----------------------------------------------------------------

@@ -323,6 +323,7 @@ class Interpreter:
     reraise = staticmethod(excstate.reraise)
     current_exception = staticmethod(sys.exception)
     traceback_view = tracebacks.traceback_view
+    traceback_attribute = tracebacks.traceback_attribute
     async_gen_wrap = staticmethod(generators.AsyncGenWrapped)
 
     # -- calls: the one ladder and its hooks (calls.py) -------------------

@@ -46,18 +46,22 @@ def _get_plan(tp, name):
     if needs_interpreter(getattribute):
         return _custom_getattribute(getattribute, lookup(tp, "__getattr__"))
     inner = _descriptor_plan(lookup(tp, name), tp)
-    if name == "__traceback__" and inner is NATIVE and issubclass(tp, BaseException):
-        inner = _traceback_view
+    if tp is TracebackType and name in _TRACEBACK_ENTRY and inner is NATIVE:
+        inner = _traceback_entry
     hook = lookup(tp, "__getattr__")
     if needs_interpreter(hook):
         return _with_hook(inner, hook, getattribute)
     return inner
 
 
-def _traceback_view(vm, exc, name):
-    """``exc.__traceback__``: the user's frames, not pyinterp's
-    (``tracebacks.traceback_view``)."""
-    return vm.traceback_view(exc)
+TracebackType = types.TracebackType
+_TRACEBACK_ENTRY = frozenset({"tb_frame", "tb_next", "tb_lineno", "tb_lasti"})
+
+
+def _traceback_entry(vm, tb, name):
+    """``tb.tb_frame`` and the like: the user's frames, not pyinterp's
+    (``tracebacks.traceback_attribute``)."""
+    return vm.traceback_attribute(tb, name)
 
 
 def _descriptor_plan(attr, owner_type):
