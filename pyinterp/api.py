@@ -51,8 +51,10 @@ def run(fn, args, kwargs, debug=False, vm=None):
     (by ``vm``, a fresh :class:`Interpreter` unless given).
 
     The host's recursion limit is raised while runs are on (counted across
-    threads, see :mod:`.interp.recursion`), and C code's warnings are routed
-    to ``vm``'s frames (per thread, see :mod:`.interp.warnbridge`)."""
+    threads, see :mod:`.interp.recursion`), C code's warnings are routed
+    to ``vm``'s frames (per thread, see :mod:`.interp.warnbridge`), and the
+    thread's trace and profile functions see the program's frames (see
+    :mod:`.interp.tracing`)."""
     if vm is None:
         vm = Interpreter(debug=debug)
     lookup.invalidate()

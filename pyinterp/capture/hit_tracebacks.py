@@ -60,9 +60,13 @@ def _expand_graph_frames(exc, mock_code, entry):
     if expanded:
         entries = [e for e in entries if e[0].f_code is not mock_code]
     else:
-        listing = getattr(entry.trace, "mock_listing", None)
+        trace = entry.trace
+        listing = getattr(trace, "mock_listing", None)
         if listing is not None:
-            register_source(mock_code.co_filename, listing())
+            name = register_source(mock_code.co_filename, listing())
+            owned = getattr(trace, "lines", None)
+            if owned is not None and name not in owned:
+                owned.append(name)  # (dropped with the entry: sourcelines)
     result = None
     for frame, lasti, lineno in reversed(entries):
         result = types.TracebackType(result, frame, lasti, lineno)
