@@ -109,7 +109,7 @@ def test_hit_whose_graph_raises_after_writing_an_input_names_the_users_line(modu
 def test_nodes_carry_the_users_stack_trace(module):
     fast = pyinterp.trace(module.f, backend="eager")
     fast(torch.ones(3), torch.tensor(1))
-    gm = fast._entries[0].trace.graphs[0]
+    gm = fast._entries.snapshot[0].trace.graphs[0]
     traces = {n.name: n.stack_trace for n in gm.graph.nodes if n.op == "call_method"}
     assert traces, gm.graph
     for text in traces.values():
