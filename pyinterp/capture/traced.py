@@ -137,7 +137,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
     except GraphBreakSignal as signal:
         # (with the user's frames, down to where the break happened)
         error = _graph_break_error(signal.record)
-        error.__traceback__ = user_traceback(signal.__traceback__)
+        error.__traceback__ = user_traceback(signal.__traceback__, internal=True)
         signal = None
     if error is not None:
         raise error from None

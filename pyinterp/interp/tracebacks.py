@@ -91,17 +91,25 @@ def _host_locals(host):
     return frame, pc - 1
 
 
-def user_traceback(tb):
+def user_traceback(tb, internal=False):
     """``tb`` with the interpreted frames as real (stub) frames and
-    pyinterp's own frames left out (see the module docstring)."""
+    pyinterp's own frames left out (see the module docstring).
+
+    ``internal``: ``tb`` is a :class:`~pyinterp.errors.PyinterpInternal`'s
+    (a graph break's signal), which passes each run loop once, unmarked,
+    having left the frame's instruction in ``frame.lasti``."""
     entries = []
     stubs = {}
     while tb is not None:
         host = tb.tb_frame
         code = host.f_code
         if code in LOOP_CODES:
-            if tb.tb_lasti <= -2:
-                entry = _interpreted_entry(host, -2 - tb.tb_lasti, stubs)
+            index = -2 - tb.tb_lasti if tb.tb_lasti <= -2 else None
+            if index is None and internal:
+                frame = _host_locals(host)[0]
+                index = frame.lasti if frame is not None else None
+            if index is not None:
+                entry = _interpreted_entry(host, index, stubs)
                 if entry is not None:
                     entries.append(entry)
         elif not is_host_file(code.co_filename):

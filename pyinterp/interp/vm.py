@@ -224,10 +224,8 @@ class Interpreter:
                             self.top = frame.back
                             self.depth -= 1
                             return result
-            except PyinterpInternal as e:
+            except PyinterpInternal:
                 frame.lasti = pc - 1
-                # (where it happened, for a graph break's user-facing error)
-                mark_arrival(e, pc - 1, sys._getframe())
                 self._leave(frame)
                 raise
             except BaseException as e:
