@@ -221,6 +221,29 @@ CASES = {
                 r.append(str(exc))
             return r
     """),
+    # CPython's test_class: a comparison dunder whose binding raises (a
+    # property) counts as NotImplemented, its error cleared; a binary
+    # operator's binding error propagates.
+    "comparison_method_binding_raises": case("""
+        def booh(self):
+            raise AttributeError("booh")
+        class E:
+            __eq__ = property(booh)
+            __lt__ = property(booh)
+            __add__ = property(booh)
+        def f():
+            e = E()
+            r = [e == E(), e == e, e != e, 1 == e]
+            try:
+                e < e
+            except TypeError as exc:
+                r.append(str(exc))
+            try:
+                e + 1
+            except AttributeError as exc:
+                r.append(str(exc))
+            return r
+    """),
     "comparison_returning_non_bool": case("""
         class Weird:
             def __eq__(self, o): return "eq!"

@@ -14,10 +14,11 @@ path the declining Python dunders run a second time, natively.
 """
 import operator
 from collections import deque
+from types import FunctionType
 
-from .dunders import call_special, needs_interpreter
+from .dunders import bind, call_special, needs_interpreter
 from .lookup import MISSING, lookup
-
+from ...errors import PyinterpInternal
 from ...opcodes.fastpath import BINARY_FUNCTIONS as NATIVE_BINARY
 from ...opcodes.fastpath import NATIVE_TYPES  # noqa: F401  (re-exported)
 
@@ -240,6 +241,16 @@ def _call_compare(vm, method, name, self, other):
             return result
         return not truth(vm, result)
     if needs_interpreter(method):
+        if type(method) is not FunctionType and lookup(type(method), "__get__") is not MISSING:
+            # slot_tp_richcompare: a method whose binding fails (a property
+            # whose getter raises) is NotImplemented, the error cleared.
+            try:
+                method = bind(vm, method, self, type(self))
+            except PyinterpInternal:
+                raise
+            except BaseException:
+                return NotImplemented
+            return vm.call(method, (other,))
         return call_special(vm, method, self, other)
     return method(self, other)
 
