@@ -64,6 +64,13 @@ class _FrameThatMayDieBound(Frame):
     __slots__ = ()
 
     def __del__(self):
+        pc = self.pc
+        if pc and self.instructions[pc - 1].opname == "YIELD_VALUE":
+            # Suspended at a yield: only a cycle collected with its
+            # generator kills it so, and the generator's finalizer (which
+            # runs the frame's ``finally`` blocks, then frees it in order)
+            # may come after this one.
+            return
         self.fast.reverse()
         self.stack.reverse()
 

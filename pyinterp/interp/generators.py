@@ -58,8 +58,9 @@ def start_generator(vm, frame):
         gen = _iterable_coroutine_driver(vm, frame)
     else:
         gen = _generator_driver(vm, frame)
-    gen.__name__ = frame.code.co_name
-    gen.__qualname__ = frame.func.__qualname__ if frame.func is not None else frame.code.co_qualname
+    func = frame.func  # CPython names a generator after its function
+    gen.__name__ = func.__name__ if func is not None else frame.code.co_name
+    gen.__qualname__ = func.__qualname__ if func is not None else frame.code.co_qualname
     return gen
 
 

@@ -748,6 +748,40 @@ CASES = {
         def f():
             return list(B().items()), asyncio.run(B().get())
     """, expect=([1, 2, 3], "BA")),
+    # CPython's test_generators: a generator in a reference cycle (its frame
+    # holds it) is finalized when the cycle is collected, its frame intact.
+    "generator_in_a_cycle_is_finalized": case("""
+        import gc
+        def f():
+            finalized = []
+            def gen():
+                try:
+                    g = yield
+                    yield 1
+                finally:
+                    finalized.append(g is not None)
+            g = gen()
+            next(g)
+            g.send(g)
+            del g
+            gc.collect()
+            return finalized
+    """, expect=[True]),
+    # A generator is named after its function's __name__/__qualname__ (which
+    # may have been changed), not its code's.
+    "generator_names_follow_the_function": case("""
+        def f():
+            def func():
+                yield 1
+            func.__name__, func.__qualname__ = "func_name", "func_qualname"
+            g = func()
+            async def co():
+                pass
+            co.__name__ = "renamed"
+            c = co()
+            c.close()
+            return g.__name__, g.__qualname__, c.__name__, (x for x in ()).__name__
+    """, expect=("func_name", "func_qualname", "renamed", "<genexpr>")),
 }
 
 
