@@ -64,20 +64,35 @@ class _FrameThatMayDieBound(Frame):
     __slots__ = ()
 
     def __del__(self):
-        pc = self.pc
-        if pc and self.instructions[pc - 1].opname == "YIELD_VALUE":
-            # Suspended at a yield: only a cycle collected with its
-            # generator kills it so, and the generator's finalizer (which
-            # runs the frame's ``finally`` blocks, then frees it in order)
-            # may come after this one.
-            return
         self.fast.reverse()
         self.stack.reverse()
+
+
+class _GeneratorFrame(_FrameThatMayDieBound):
+    """A generator's frame (until an exception leaves it, which makes it a
+    plain :class:`_FrameThatMayDieBound`): as its base, except while it is
+    suspended at a ``yield``.  Then only a cycle
+    collected with its generator kills it, and the generator's finalizer,
+    which runs the frame's ``finally`` blocks, may come after this one: the
+    frame must still be intact."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        pc = self.pc
+        if pc and self.instructions[pc - 1].opname == "YIELD_VALUE":
+            return
+        _FrameThatMayDieBound.__del__(self)
 
 
 def may_die_bound(frame):
     """Give ``frame`` the finalizer of :class:`_FrameThatMayDieBound`."""
     frame.__class__ = _FrameThatMayDieBound
+
+
+def may_die_suspended(frame):
+    """Give a generator's ``frame`` the finalizer of :class:`_GeneratorFrame`."""
+    frame.__class__ = _GeneratorFrame
 
 
 def release_locals(frame):

@@ -22,7 +22,7 @@ import types
 
 from . import excstate
 from .decode import CLEANUP_THROW_IN_BYTECODE
-from .frame import may_die_bound, release_locals
+from .frame import may_die_suspended, release_locals
 from .tracebacks import user_facing
 from ..opcodes.signals import GENERATOR, RETURN, YIELD
 
@@ -47,7 +47,7 @@ def start_generator(vm, frame):
     """Run the frame's prologue up to ``RETURN_GENERATOR`` and wrap it."""
     signal = vm.resume(frame, None)
     frame.back = None  # see _step
-    may_die_bound(frame)  # (dropped while suspended)
+    may_die_suspended(frame)  # (dropped while suspended)
     assert signal is GENERATOR, signal
     flags = frame.code.co_flags
     if flags & CO_COROUTINE:
@@ -217,7 +217,7 @@ def _forward_throw(vm, frame, exc):
                 # sees the normalized exception, which is what the usual
                 # gen.throw(exc) passes.
                 try:
-                    frame.retval = vm.call(throw, (exc,))
+                    frame.retval = _throw_sub(vm, frame, sub, throw, exc)
                     return YIELD
                 except StopIteration as stop:
                     if CLEANUP_THROW_IN_BYTECODE:
@@ -265,6 +265,23 @@ def _at_plain_yield(frame):
         nxt = frame.instructions[frame.pc]
         return nxt.opname == "RESUME" and bool(nxt.arg & 4)
     return False
+
+
+def _throw_sub(vm, frame, sub, throw, exc):
+    """``sub.throw(exc)`` for a frame delegating to ``sub``: as CPython's
+    ``_gen_throw``, a generator or coroutine runs with the delegating frame
+    as its caller (its ``f_back``); another iterator's ``throw`` is called
+    as is."""
+    if type(sub) is not types.GeneratorType and type(sub) is not types.CoroutineType:
+        return vm.call(throw, (exc,))
+    frame.back = vm.top
+    vm.top = frame
+    try:
+        return vm.call(throw, (exc,))
+    finally:
+        vm.top = frame.back
+        frame.back = None  # (suspended again: see _step)
+        exc = None
 
 
 def _raise_into(vm, frame, exc):

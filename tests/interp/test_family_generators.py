@@ -767,6 +767,54 @@ CASES = {
             gc.collect()
             return finalized
     """, expect=[True]),
+    # CPython's test_generators (GeneratorStackTraceTest): a sub-generator's
+    # frame is called by the generator delegating to it, on every resume.
+    "sub_generator_frame_is_called_by_the_delegating_one": case("""
+        import sys
+        log = []
+        def names():
+            frame, out = sys._getframe(1), []
+            while frame.f_code.co_name not in ("f", "step"):
+                out.append(frame.f_code.co_name)
+                frame = frame.f_back
+            return out
+        def inner():
+            log.append(names())
+            try:
+                yield
+            except KeyError:
+                pass
+            log.append(names())
+            yield
+        def outer():
+            log.append(names())
+            yield from inner()
+        def step(gen, how):
+            return gen.send(None) if how == "send" else gen.throw(KeyError)
+        def f():
+            for how in ("send", "throw"):
+                gen = outer()
+                next(gen)
+                step(gen, how)
+            return log
+    """, expect=[["outer"], ["inner", "outer"], ["inner", "outer"]] * 2),
+    # A suspended generator closed when dropped: an exception leaving its
+    # frame (GeneratorExit) frees its locals first slot first.
+    "dropped_generator_frees_its_locals_in_order": case("""
+        G = []
+        class C0:
+            def __init__(self, v):
+                self.v = v
+            def __del__(self):
+                G.append(("del", self.v))
+        def gen(n):
+            a = b = C0(1)
+            c = C0(2)
+            yield n
+        def f():
+            G.append(next(gen(0)))
+            return list(G)
+    """, expect=[("del", 1), ("del", 2), 0]),
     # A generator is named after its function's __name__/__qualname__ (which
     # may have been changed), not its code's.
     "generator_names_follow_the_function": case("""
@@ -793,7 +841,9 @@ def test_generators(name):
 # Known differences: an interpreted generator is a host generator whose frame
 # is the driver's, so frame-level introspection shows the driver.
 @pytest.mark.xfail(strict=True, reason="gi_yieldfrom of an interpreted generator is None: "
-                   "the host driver does not itself delegate with yield from.")
+                   "the host driver does not itself delegate with yield from (if it did, "
+                   "the delegating frame would be off the interpreter's frame stack while "
+                   "the sub-generator runs, and the sub-generator's f_back would skip it).")
 def test_gi_yieldfrom():
     run_case(case("""
         def inner():
