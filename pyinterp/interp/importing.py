@@ -27,7 +27,16 @@ def import_from(vm, module, name):
     else:
         message = "cannot import name %r from %r (%s)" % (
             name, pkgname, path if path is not None else "unknown location")
-    raise ImportError(message, name=pkgname, path=path)
+    raise ImportError(message, name=pkgname, path=path, **_name_from(name))
+
+
+def _name_from(name):
+    """3.12+ name the missing name (``name_from``, for the traceback's
+    "Did you mean" suggestion)."""
+    return {"name_from": name} if _HAS_NAME_FROM else {}
+
+
+_HAS_NAME_FROM = sys.version_info >= (3, 12)
 
 
 def import_star(vm, module, namespace):

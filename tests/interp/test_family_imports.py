@@ -165,6 +165,20 @@ def test_from_import_missing_from_stdlib():
     """, raises=ImportError)
 
 
+def test_from_import_missing_name_attributes():
+    """The ImportError names the module, its path and (3.12+) the missing
+    name, from which the traceback suggests a close one."""
+    run("""
+        import traceback
+        def f():
+            try:
+                from dpkg.sibling import valeu
+            except ImportError as e:
+                return (e.name, e.path.endswith("sibling.py"), getattr(e, "name_from", None),
+                        traceback.format_exception_only(e)[-1].split(". ")[-1])
+    """)
+
+
 def test_import_star_with_all():
     run("""
         def f():

@@ -208,6 +208,36 @@ CASES = {
                 r2 = str(e)
             return r1, r2, (1).real, "abc".upper()
     """),
+    # An AttributeError raised by Python code on the way (__getattr__,
+    # __getattribute__, a property) gets the name and object it lacks, as
+    # PyObject_GetAttr adds them; traceback's "Did you mean" reads them.
+    "attribute_error_gets_name_and_obj": case("""
+        import traceback
+        class A:
+            blech = None
+            def __getattr__(self, attr):
+                raise AttributeError()
+        class B:
+            blech = None
+            def __getattribute__(self, attr):
+                raise AttributeError("no", 23)
+        class P:
+            @property
+            def blech(self):
+                raise AttributeError("inner")
+        class Named:
+            def __getattr__(self, attr):
+                raise AttributeError("set", name="given", obj=None)
+        def f():
+            out = []
+            for obj, name in ((A(), "bluch"), (B(), "bluch"), (P(), "blech"), (Named(), "x")):
+                try:
+                    getattr(obj, name) if name == "x" else obj.bluch if name == "bluch" else obj.blech
+                except AttributeError as e:
+                    out.append((e.args, e.name, e.obj is obj,
+                                traceback.format_exception_only(e)[-1].strip()))
+            return out
+    """),
     "annotations_in_class_and_module_style_exec": case("""
         def f():
             class C:

@@ -30,7 +30,21 @@ def load_attr(vm, obj, name):
         plan = _plans[(tp, name, "get")] = _get_plan(tp, name)
     if plan is NATIVE:
         return getattr(obj, name)
-    return plan(vm, obj, name)
+    try:
+        return plan(vm, obj, name)
+    except AttributeError as exc:
+        add_attribute_error_context(exc, obj, name)
+        raise
+
+
+def add_attribute_error_context(exc, obj, name):
+    """``PyObject_GetAttr``'s ``set_attribute_error_context``: an
+    ``AttributeError`` raised by Python code on the way (``__getattr__``, a
+    property) gets the ``name`` and ``obj`` it lacks, which the traceback's
+    "Did you mean" suggestion reads."""
+    if exc.name is None and exc.obj is None:
+        exc.name = name
+        exc.obj = obj
 
 
 def _get_plan(tp, name):
