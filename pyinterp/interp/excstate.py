@@ -104,14 +104,35 @@ def reraise(exc):
     chaining, then re-raise with a bare ``raise`` (which never chains).
     """
     context = exc.__context__
+    cut = _link_to(sys.exception(), exc)
     try:
         raise exc
     except BaseException:
         exc.__context__ = context
+        if cut is not None:
+            cut.__context__ = exc
         raise
     finally:
         # The traceback keeps this frame alive: a local referring to the
         # exception would be a reference cycle, freeing the exception (and
         # everything its frames hold) only at the next cyclic collection
         # instead of when CPython frees it.
-        exc = context = None
+        exc = context = cut = None
+
+
+def _link_to(handled, exc):
+    """The exception in ``handled``'s context chain whose ``__context__`` is
+    ``exc``: chaining ``exc`` to ``handled`` (``raise exc``) cuts that link
+    to avoid a cycle, and :func:`reraise` puts it back (CPython's walk:
+    stop at ``exc``, or where the chain loops back)."""
+    if handled is None or handled is exc:
+        return None
+    seen = set()
+    while True:
+        context = handled.__context__
+        if context is None or id(handled) in seen:
+            return None
+        if context is exc:
+            return handled
+        seen.add(id(handled))
+        handled = context

@@ -101,6 +101,32 @@ CASES = {
                 except ValueError as b:
                     raise a
     """, raises=KeyError),
+    # CPython's test_exceptions (gh-25782): a context chain that loops back
+    # to the exception being raised is left as the program made it while
+    # the exception leaves the handlers (a re-raise never chains).
+    "context_chain_cycle_kept": case("""
+        class A(Exception): pass
+        class B(Exception): pass
+        class C(Exception): pass
+        def f():
+            try:
+                try:
+                    raise A()
+                except A as _a:
+                    a = _a
+                    try:
+                        raise B()
+                    except B as _b:
+                        b = _b
+                        try:
+                            raise C()
+                        except C as _c:
+                            c = _c
+                            a.__context__ = c
+                            raise c
+            except C as e:
+                return e is c, c.__context__ is b, b.__context__ is a, a.__context__ is c
+    """, expect=(True, True, True, True)),
     "except_clauses_and_tuples": case("""
         def f():
             out = []
