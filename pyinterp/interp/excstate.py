@@ -104,7 +104,7 @@ def reraise(exc):
     chaining, then re-raise with a bare ``raise`` (which never chains).
     """
     context = exc.__context__
-    cut = _link_to(sys.exception(), exc)
+    cut = _link_to(_handled_exception(), exc)
     try:
         raise exc
     except BaseException:
@@ -118,6 +118,9 @@ def reraise(exc):
         # everything its frames hold) only at the next cyclic collection
         # instead of when CPython frees it.
         exc = context = cut = None
+
+
+_handled_exception = sys.exception  # (bound at import: the program may replace sys's)
 
 
 def _link_to(handled, exc):
