@@ -13,6 +13,7 @@ equal the reference's exactly (``torch.equal``) and the largest difference,
 and how many of the inner forward's calls ran a compiled graph.
 """
 import json
+import os
 import sys
 
 import torch
@@ -73,10 +74,17 @@ def main(rank, world, init_file, out_file):
                                      for a, b in zip(params, reference))}
               for name, params in results.items()}
     report["inner_graph_runs"] = counter.runs
-    dist.destroy_process_group()
     with open(out_file, "w") as f:
         json.dump(report, f)
+    dist.barrier()  # neither rank tears gloo down while the other still talks
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
     main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
+    # gloo's worker threads can still be joinable when C++ runs static
+    # destructors at exit ("terminate called without an active exception",
+    # SIGABRT, seen under load); the report is written, so leave at once.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
