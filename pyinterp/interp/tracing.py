@@ -113,6 +113,8 @@ def leave(vm):
     state = STATE
     state.vms.pop()
     _switch_off(vm)
+    if not state.vms and _PATCHED:
+        _unpatch()
     if not state.vms and (state.host is not None or state.trace is not None
                           or state.profile is not None):
         trace, profile = state.trace, state.profile
@@ -125,11 +127,48 @@ def leave(vm):
 
 def _changed():
     """The program set or cleared a function: switch the thread's
-    interpreters on or off."""
+    interpreters on or off, and the frames already running."""
     state = STATE
     on = state.trace is not None or state.profile is not None
     for vm in state.vms:
         (_switch_on if on else _switch_off)(vm)
+    if on:
+        _patch_running(state)
+    else:
+        _unpatch()
+
+
+_PATCHED = {}
+"""id(instruction) -> (instruction, its handler, its inline kind), for the
+decoded instructions of frames that were running when a trace function
+was set (:func:`_patch_running`)."""
+
+
+def _patch_running(state):
+    """Frames already running when the program sets a trace function (a
+    debugger's ``set_trace`` sets ``f_trace`` up the stack) run on in the
+    run loop they are in, whose instructions are their code's decoded
+    ones: those instruction objects get the traced handlers (and lose their
+    inline kind) until tracing ends (:func:`_unpatch`).  Other threads
+    running the same code pay for the handlers, but see no event (the
+    events follow the thread's own functions)."""
+    for vm in state.vms:
+        frame = vm.top
+        while frame is not None:
+            decoded = decoded_for(frame.code)
+            plain = decoded.instructions
+            if frame.instructions is plain and plain and id(plain[0]) not in _PATCHED:
+                for ins, traced in zip(plain, traced_copy(plain)):
+                    _PATCHED[id(ins)] = (ins, ins.fn, ins.inline)
+                    ins.fn, ins.inline = traced.fn, 0
+            extra_of(frame).last = current_index(frame)
+            frame = frame.back
+
+
+def _unpatch():
+    for ins, fn, inline in _PATCHED.values():
+        ins.fn, ins.inline = fn, inline
+    _PATCHED.clear()
 
 
 def _switch_on(vm):
@@ -330,7 +369,8 @@ def _traced(instructions):
     for ins in instructions:
         copy = ins.copy()
         copy.inline = 0
-        copy.fn = _step_of(ins.fn, ins, first, ins.index in starts, instructions)
+        handler = _PATCHED.get(id(ins), (None, ins.fn))[1]  # (never a traced one)
+        copy.fn = _step_of(handler, ins, first, ins.index in starts, instructions)
         out.append(copy)
     return tuple(out)
 

@@ -341,3 +341,70 @@ def test_cprofile_is_left_on_the_host():
     assert result == module.f(5)
     assert sys.getprofile() is None
     assert pstats.Stats(profiler).total_calls > 0
+
+
+RUNNING_FRAMES = '''
+import sys
+log = []
+def tracer(frame, event, arg):
+    if frame.f_code.co_name in ("f", "g", "h"):
+        log.append((event, frame.f_code.co_name, frame.f_lineno - frame.f_code.co_firstlineno))
+    return tracer
+def set_trace():
+    # what a debugger's set_trace does: f_trace up the stack, then settrace
+    frame = sys._getframe(1)
+    while frame is not None:
+        frame.f_trace = tracer
+        frame = frame.f_back
+    sys.settrace(tracer)
+def h(x):
+    return x * 2
+def g():
+    a = 1
+    set_trace()
+    b = h(a)
+    c = b + 1
+    return c
+def f():
+    try:
+        r = g()
+        r += 1
+    finally:
+        sys.settrace(None)
+    return r, log
+'''
+
+
+def test_frames_already_running_when_tracing_starts():
+    native = load_module(RUNNING_FRAMES, "running", "<running>").f()
+    interpreted = pyinterp.interpret(load_module(RUNNING_FRAMES, "running", "<running>").f)()
+    assert interpreted == native
+    assert ("line", "g", 3) in native[1] and ("line", "f", 3) in native[1]
+
+
+PDB_SESSION = '''
+import io, pdb
+def f(out):
+    a = 1
+    pdb.Pdb(stdin=io.StringIO("p a\\nn\\np b\\nc\\n"), stdout=out).set_trace()
+    b = a + 1
+    c = b * 2
+    return c
+'''
+
+
+def test_pdb_set_trace_inside_interpreted_code():
+    """A debugger session (pdb's set_trace, commands from a script) goes
+    as natively: it stops at the next line, steps, prints variables."""
+    import io
+
+    def session(run):
+        out = io.StringIO()
+        module = load_module(PDB_SESSION, "pdbsession", "<pdbsession>")
+        result = run(module.f)(out)
+        return result, [line for line in out.getvalue().splitlines()
+                        if "pyinterp" not in line and "test_settrace" not in line]
+
+    native = session(lambda fn: fn)
+    assert session(pyinterp.interpret) == native
+    assert "(Pdb) 1" in native[1] and len(native[1]) >= 4  # (stopped, printed, stepped)
