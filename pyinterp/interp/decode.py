@@ -72,11 +72,22 @@ class Instruction:
         return "<%d %s %r>" % (self.index, self.opname, self.argval)
 
     def copy(self):
-        """A shallow copy (debug mode wraps the copies' handlers)."""
+        """A shallow copy (debug mode wraps the copies' handlers), with the
+        instruction's own handler even while tracing lends it a traced one
+        (:data:`LENT_HANDLERS`)."""
         clone = Instruction()
         for name in Instruction.__slots__:
             setattr(clone, name, getattr(self, name))
+        lent = LENT_HANDLERS.get(id(self))
+        if lent is not None:
+            clone.fn, clone.inline = lent[1], lent[2]
         return clone
+
+
+LENT_HANDLERS = {}
+"""id(instruction) -> (instruction, its own handler, its inline kind), for
+decoded instructions running traced handlers for a while
+(``tracing._patch_running``)."""
 
 
 SUSPENDABLE_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR

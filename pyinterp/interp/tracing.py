@@ -35,6 +35,7 @@ from ..errors import PyinterpInternal
 from ..opcodes.callshape import callable_at, peek_call
 from ..opcodes.signals import RETURN, YIELD
 from . import excstate
+from .decode import LENT_HANDLERS
 from .frame import decoded_for
 from .frameview import OPCODE_EVENTS_ASKED, current_index, extra_of, proxy
 from .stubframes import globals_of, stub_frame
@@ -138,10 +139,10 @@ def _changed():
         _unpatch()
 
 
-_PATCHED = {}
+_PATCHED = LENT_HANDLERS
 """id(instruction) -> (instruction, its handler, its inline kind), for the
 decoded instructions of frames that were running when a trace function
-was set (:func:`_patch_running`)."""
+was set (:func:`_patch_running`; ``Instruction.copy`` reads it)."""
 
 
 def _patch_running(state):
@@ -369,8 +370,7 @@ def _traced(instructions):
     for ins in instructions:
         copy = ins.copy()
         copy.inline = 0
-        handler = _PATCHED.get(id(ins), (None, ins.fn))[1]  # (never a traced one)
-        copy.fn = _step_of(handler, ins, first, ins.index in starts, instructions)
+        copy.fn = _step_of(copy.fn, ins, first, ins.index in starts, instructions)
         out.append(copy)
     return tuple(out)
 
