@@ -74,6 +74,7 @@ class TraceState(threading.local):
         self.profile = None
         self.vms = []
         self.host = None  # what the host had when the outermost call began
+        self.requests = None  # sys.settrace/setprofile calls of a function running
         self.opcodes = not OPCODES_NEED_NEW_SETTRACE  # opcode events possible
 
 
@@ -258,6 +259,8 @@ def _dispatch(function, frame, event, arg, profiling=False):
     host = None
     view = proxy(frame) if type(function) in _PYTHON_CALLABLES else real_frame(frame)
     before = _gettrace(), _getprofile()  # (None, unless a C hook was left there)
+    requests = state.requests = []
+    sys.settrace, sys.setprofile = _requested_settrace, _requested_setprofile
     try:
         # If the function set the host's own trace or profile function
         # (natively: a debugger's ``sys.settrace``, coverage's C tracer
@@ -271,11 +274,17 @@ def _dispatch(function, frame, event, arg, profiling=False):
             host = (function(view, event, arg), _gettrace(), _getprofile())
     except BaseException as e:  # noqa: BLE001 - re-raised below
         error = e
+    sys.settrace, sys.setprofile = _settrace, _setprofile
+    state.requests = None
     view = None
     state.trace, state.profile = saved
     if host is not None and (host[1] is not before[0] or host[2] is not before[1]):
         _adopt(host[1] if host[1] is not before[0] else None,
                host[2] if host[2] is not before[1] else None, before)
+    if requests:
+        for which, value in requests:  # (in the order it made them)
+            setattr(state, which, value)
+        _changed()
     if error is None:
         return host[0]
     if before[0] is None and before[1] is None:
@@ -291,6 +300,24 @@ def _dispatch(function, frame, event, arg, profiling=False):
         excstate.reraise(error)
     finally:
         error = None
+
+
+def _requested_settrace(function):
+    """``sys.settrace`` while a trace or profile function runs (natively):
+    in this thread it sets the program's trace function (pdb's ``continue``
+    clears it from its dispatch); another thread's call goes through."""
+    state = STATE
+    if state.requests is None:
+        return _settrace(function)
+    state.requests.append(("trace", function))
+
+
+def _requested_setprofile(function):
+    """``sys.setprofile``, as :func:`_requested_settrace`."""
+    state = STATE
+    if state.requests is None:
+        return _setprofile(function)
+    state.requests.append(("profile", function))
 
 
 def _adopt(trace, profile, before):

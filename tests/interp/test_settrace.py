@@ -383,13 +383,13 @@ def test_frames_already_running_when_tracing_starts():
 
 
 PDB_SESSION = '''
-import io, pdb
+import io, pdb, sys
 def f(out):
     a = 1
     pdb.Pdb(stdin=io.StringIO("p a\\nn\\np b\\nc\\n"), stdout=out).set_trace()
     b = a + 1
     c = b * 2
-    return c
+    return c, sys.gettrace()
 '''
 
 
@@ -408,3 +408,13 @@ def test_pdb_set_trace_inside_interpreted_code():
     native = session(lambda fn: fn)
     assert session(pyinterp.interpret) == native
     assert "(Pdb) 1" in native[1] and len(native[1]) >= 4  # (stopped, printed, stepped)
+
+
+def test_pdb_continue_ends_tracing():
+    """pdb's ``continue`` (no breakpoint) clears the trace function from
+    inside its dispatch: afterwards nothing is traced, as natively."""
+    import io
+
+    module = load_module(PDB_SESSION, "pdbsession", "<pdbsession>")
+    pyinterp.interpret(module.f)(io.StringIO())
+    assert sys.gettrace() is None
