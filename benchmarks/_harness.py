@@ -103,13 +103,22 @@ def synchronizer(device):
     return lambda: None
 
 
+CLOCKS = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}
+CLOCK = "wall"
+"""The clock of the timings: ``wall``, or ``cpu`` (``--cpu-time``: the CPU
+time of the measuring thread, so other jobs on a shared machine do not
+count, but work on other threads is not seen either: CPU only, with one
+intra-op thread)."""
+
+
 def time_once(call, sync):
     """Seconds taken by one ``call()``, device work included."""
+    clock = CLOCKS[CLOCK]
     sync()
-    t0 = time.perf_counter()
+    t0 = clock()
     call()
     sync()
-    return time.perf_counter() - t0
+    return (clock() - t0) / 1e9
 
 
 def interleaved_call_times(calls, n, sync, warmup=2):
@@ -145,19 +154,21 @@ def interleaved_loop_times(calls, loops, rounds, sync):
     """Per-call time of each thunk, timed over loops of ``loops`` calls.
 
     Every round times one loop of every thunk in turn (interleaved) with
-    ``time.perf_counter_ns``; the per-call time of a round is the loop time
+    ``time.perf_counter_ns`` (``--cpu-time``: ``time.thread_time_ns``); the
+    per-call time of a round is the loop time
     divided by ``loops``.  Returns name -> median per-call nanoseconds over
     the rounds, and name -> the list of per-round figures.
     """
     per_round = {name: [] for name in calls}
+    clock = CLOCKS[CLOCK]
     for _ in range(rounds):
         for name, call in calls.items():
             sync()
-            t0 = time.perf_counter_ns()
+            t0 = clock()
             for _ in range(loops):
                 call()
             sync()
-            per_round[name].append((time.perf_counter_ns() - t0) / loops)
+            per_round[name].append((clock() - t0) / loops)
     return {name: statistics.median(v) for name, v in per_round.items()}, per_round
 
 
@@ -286,6 +297,9 @@ def add_common_args(parser, default_repeat):
     parser.add_argument("--repeat", type=int, default=default_repeat,
                         help="timed rounds per measurement (median is reported)")
     parser.add_argument("--quick", action="store_true", help="few repeats, for a smoke run")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time loops by this thread's CPU time, not wall time (a "
+                             "loaded shared machine; CPU, --threads 1)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch.set_num_threads before measuring (default 1: on a small "
                              "shared machine intra-op threads on tiny tensors mostly add "
@@ -302,6 +316,11 @@ def apply_common_args(args):
         raise SystemExit("--device cuda: CUDA is not available here")
     if args.threads:
         torch.set_num_threads(args.threads)
+    global CLOCK
+    if getattr(args, "cpu_time", False):
+        if args.device != "cpu" or args.threads != 1:
+            raise SystemExit("--cpu-time needs --device cpu and --threads 1")
+        CLOCK = "cpu"
     return args
 
 

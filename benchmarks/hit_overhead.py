@@ -11,7 +11,11 @@ tiny workloads where the overhead dominates:
 * ``mlp6``: a 6-layer MLP (``nn.Module``, width 32, ReLU) on a 4x32 batch;
 * ``config``: ``f(x, cfg)`` that reads a dict holding a list of scales and
   a float bias (``for s in cfg['scales']: x = x * s``; ``x + cfg['bias']``),
-  so guards must cover a dict, a list and Python scalars.
+  so guards must cover a dict, a list and Python scalars;
+* ``gpt2``, ``bert``, ``llama``: the Hugging Face models of
+  ``benchmarks/models.py`` (tiny configs, random weights; skipped without
+  ``transformers``), whose guards have hundreds of checks (modules, their
+  classes, configs).  ``--no-models`` leaves them out.
 
 For each workload, in one process: eager ``fn``, ``torch.compile(fn,
 backend=B)`` and ``pyinterp.trace(fn, backend=B)`` are built, called a few
@@ -101,10 +105,27 @@ def _config(device):
     return scale_by_config, (torch.randn(8, device=device), cfg)
 
 
+def _model(name):
+    def make(device):
+        import models
+
+        spec = models.get_model(name)
+        args, kwargs = spec.example(0, device)
+        assert not kwargs and 1 <= len(args) <= 2, name
+        return spec.build(device), args
+
+    return make
+
+
 WORKLOADS = [
     Workload("one_op", "x + 1 on an 8-element tensor", _one_op),
     Workload("mlp6", "6 x (Linear(32, 32) + ReLU) module, batch 4", _mlp6),
     Workload("config", "loop over cfg['scales'] (list), add cfg['bias'] (float)", _config),
+]
+MODEL_WORKLOADS = [
+    Workload("gpt2", "transformers GPT2LMHeadModel, 2 layers, hidden 64", _model("hf_gpt2")),
+    Workload("bert", "transformers BertModel, 2 layers, hidden 64", _model("hf_bert")),
+    Workload("llama", "transformers LlamaForCausalLM, 2 layers, hidden 64", _model("hf_llama")),
 ]
 
 HEADERS = [
@@ -136,7 +157,7 @@ def prepare(fn, args, backend, notes, name):
             compiled = make()
             for _ in range(WARMUP_CALLS):
                 out = compiled(*args)
-            same = torch.allclose(out, expected, rtol=1e-4, atol=1e-4)
+            same = _same(out, expected)
         except Exception as exc:  # noqa: BLE001
             checks.append("%s %s" % (side, notes.cell("%s / %s" % (name, side), exc)))
             continue
@@ -144,6 +165,14 @@ def prepare(fn, args, backend, notes, name):
         if side != "eager":
             checks.append("%s %s" % (side, "ok" if same else "MISMATCH"))
     return callables, ", ".join(checks)
+
+
+def _same(out, expected):
+    if isinstance(expected, torch.Tensor):
+        return torch.allclose(out, expected, rtol=1e-4, atol=1e-4)
+    import models
+
+    return models.compare_outputs(expected, out, rtol=1e-4, atol=1e-4)[0]
 
 
 def time_workload(callables, args, loops, rounds, sync):
@@ -253,6 +282,8 @@ def parse_args(argv):
     parser.add_argument("--rounds", type=int, default=None,
                         help="timed loops per side (default: --repeat)")
     parser.add_argument("--workloads", default="", help="comma-separated workload names")
+    parser.add_argument("--no-models", action="store_true",
+                        help="leave out the Hugging Face models (gpt2, bert, llama)")
     parser.add_argument("--check-target", action="store_true",
                         help="exit 1 if any workload misses the target")
     args = parser.parse_args(argv)
@@ -265,10 +296,14 @@ def parse_args(argv):
     return args
 
 
-def select_workloads(names):
+def select_workloads(names, with_models=True):
+    import models
+
+    usable = [w for w in MODEL_WORKLOADS
+              if "hf_" + w.name not in models.SKIPPED]
     if not names:
-        return WORKLOADS
-    by_name = {w.name: w for w in WORKLOADS}
+        return WORKLOADS + (usable if with_models else [])
+    by_name = {w.name: w for w in WORKLOADS + MODEL_WORKLOADS}
     return [by_name[n.strip()] for n in names.split(",") if n.strip()]
 
 
@@ -280,8 +315,8 @@ def main(argv=None):
           "Dynamo in total (total pi/dyn <= %.1fx)." % (TARGET_OVERHEAD_RATIO,
                                                         TARGET_TOTAL_RATIO))
     print(H.environment_line(args.device))
-    print("per-call time: median over %d rounds of %d-call loops, interleaved; "
-          "overhead = per-call - eager per-call" % (args.rounds, args.loops))
+    print("per-call time (%s clock): median over %d rounds of %d-call loops, interleaved; "
+          "overhead = per-call - eager per-call" % (H.CLOCK, args.rounds, args.loops))
     _, missing = H.load_pyinterp()
     if missing:
         print("note: %s; pyinterp columns will be empty" % missing)
@@ -291,7 +326,7 @@ def main(argv=None):
     H.warm_up_compilers(args.backend, args.device)
     notes = H.ErrorNotes()
     results = []
-    for workload in select_workloads(args.workloads):
+    for workload in select_workloads(args.workloads, not args.no_models):
         print("running %s ..." % workload.name, file=sys.stderr, flush=True)
         results.append(measure(workload, args, notes))
     print(H.markdown_table(HEADERS, [r.table_row() for r in results], ALIGN))

@@ -15,7 +15,7 @@ import itertools
 import linecache
 import os
 
-from ..refgraph.expr import GetAttr, GetItem, Local, Obj, const
+from ..refgraph.expr import Expr, GetItem, Local, Obj, const
 from ..refgraph.sources import Arg, Attr, Item, Kwarg, Recomputed, Root
 from .emit import Emitter
 from .exprs import ExprCompiler
@@ -94,6 +94,7 @@ class GeneratedFunction:
         hundreds of them, and assembling costs per instruction).
         """
         uses = self._uses
+        markers = {}
 
         def counting(source):
             seen = uses.get(source, 0)
@@ -101,9 +102,15 @@ class GeneratedFunction:
             parent = getattr(source, "of", None)
             if not seen and parent is not None:
                 counting(parent)
-            return Local("_")
+            marker = Local("\0%d" % len(markers))
+            markers[marker.name] = source
+            return marker
 
-        produce(counting)
+        # An expression may use what it asked for more than once (a type
+        # check, then a comparison): count the occurrences.
+        for name, n in _local_counts(produce(counting)).items():
+            if n > 1 and name in markers:
+                uses[markers[name]] += n - 1
 
     def resolve(self, source):
         """An expression for ``source``'s value, evaluating it at most once."""
@@ -119,9 +126,9 @@ class GeneratedFunction:
         elif tp is Kwarg:
             expr = GetItem(Local("kwargs"), const(source.name))
         elif tp is Attr:
-            expr = GetAttr(self.resolve(source.of), source.name)
+            expr = source.access(self.resolve(source.of))
         elif tp is Item:
-            expr = GetItem(self.resolve(source.of), const(source.key))
+            expr = source.access(self.resolve(source.of))
         elif tp is Recomputed:
             expr = source.expr()
         else:
@@ -146,3 +153,22 @@ class GeneratedFunction:
         fn = self.e.build_function(self.fn_name, self.argnames, self.c.globals,
                                    stacksize=self.c.max_depth + 4)
         return fn, self.listing
+
+
+def _local_counts(tree, counts=None):
+    """How often each :class:`Local` name occurs in ``tree`` (expressions,
+    nested in lists, tuples and :class:`Build`/:class:`Call` nodes)."""
+    if counts is None:
+        counts = {}
+    tp = type(tree)
+    if tp is Local:
+        counts[tree.name] = counts.get(tree.name, 0) + 1
+    elif tp in (list, tuple):
+        for item in tree:
+            _local_counts(item, counts)
+    elif tp is not Obj and tree is not None and hasattr(tree, "__attrs_attrs__"):
+        for field in tree.__attrs_attrs__:
+            value = getattr(tree, field.name)
+            if isinstance(value, (Expr, list, tuple)):
+                _local_counts(value, counts)
+    return counts

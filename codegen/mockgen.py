@@ -36,8 +36,8 @@ def rebuild_object(cls, state, items=None):
     created."""
     obj = cls.__new__(cls)
     if state:
-        try:
-            obj.__dict__.update(state)
+        try:  # (its dict at C level: a Python __getattribute__ does not run)
+            object.__getattribute__(obj, "__dict__").update(state)
         except AttributeError:  # __slots__
             for name, value in state.items():
                 object.__setattr__(obj, name, value)
@@ -64,7 +64,8 @@ class Walker:
         torch = self.torch
         if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
             return "scalar"
-        if torch is not None and isinstance(value, torch.Tensor):
+        tp = type(value)
+        if torch is not None and issubclass(tp, torch.Tensor):
             if self.source_of(value) is not None:
                 return "source"
             if self.is_graph_value(value):
@@ -74,19 +75,19 @@ class Walker:
         if type(value) is int and value in self.volatile:
             raise Unrepresentable("impure-call", "id() of an object from outside reaches the "
                                   "result or a side effect")
-        if type(value) in _IMMUTABLE_LEAVES or (torch is not None and isinstance(
-                value, (torch.dtype, torch.device, torch.Size, torch.layout))):
+        if tp in _IMMUTABLE_LEAVES or (torch is not None and issubclass(
+                tp, (torch.dtype, torch.device, torch.Size, torch.layout))):
             return "literal"
         if self.source_of(value) is not None:
             return "source"
-        tp = type(value)
-        if tp in _BOUND_METHODS and not isinstance(value.__self__, (types.ModuleType, type(None))):
+        if tp in _BOUND_METHODS and not issubclass(type(value.__self__),
+                                                   (types.ModuleType, type(None))):
             return "method"
         if _is_constant(value):
             return "constant"
         if tp in (tuple, list, dict, set, frozenset):
             return "container"
-        if isinstance(value, tuple) and hasattr(value, "_fields"):
+        if issubclass(tp, tuple) and hasattr(tp, "_fields"):
             return "namedtuple"
         if _rebuildable(value):
             return "object"
@@ -100,7 +101,7 @@ class Walker:
         if kind == "method":
             return [value.__self__]
         if kind in ("container", "namedtuple"):
-            if isinstance(value, dict):
+            if type(value) is dict:
                 return list(value.keys()) + list(value.values())
             return list(value)
         if kind == "object":
@@ -313,7 +314,7 @@ def _is_constant(value):
     """Objects the mock may hold as they are: classes, modules, builtins,
     pyinterp's own wrappers, and functions that carry no per-call state
     (no closure, literal defaults)."""
-    if isinstance(value, (type, types.ModuleType, types.BuiltinFunctionType)):
+    if issubclass(type(value), (type, types.ModuleType, types.BuiltinFunctionType)):
         return True
     if getattr(type(value), "_pyinterp_constant", False):
         return True
@@ -325,21 +326,34 @@ def _is_constant(value):
 
 def _rebuildable(value):
     tp = type(value)
+    has_dict = _instance_dict(value) is not None
     if tp.__module__ == "builtins" and tp not in (object,):
         return False
-    if callable(value) and not hasattr(value, "__dict__"):
+    if callable(value) and not has_dict:
         return False
-    if isinstance(value, (types.FunctionType, types.ModuleType, type, types.GeneratorType,
-                          types.CoroutineType, types.MethodType)):
+    if issubclass(tp, (types.FunctionType, types.ModuleType, type, types.GeneratorType,
+                       types.CoroutineType, types.MethodType)):
         return False
-    return hasattr(value, "__dict__") or bool(getattr(tp, "__slots__", ()))
+    return has_dict or bool(getattr(tp, "__slots__", ()))
+
+
+def _instance_dict(value):
+    """``value``'s instance ``__dict__``, read at C level (a Python
+    ``__getattribute__`` does not run), or None."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return None
 
 
 def _object_state(value):
-    state = dict(getattr(value, "__dict__", {}) or {})
+    state = dict(_instance_dict(value) or {})
     for cls in type(value).__mro__:
         for slot in getattr(cls, "__slots__", ()) if "__slots__" in cls.__dict__ else ():
-            if slot not in ("__dict__", "__weakref__") and hasattr(value, slot):
-                state[slot] = getattr(value, slot)
-    items = dict(dict.items(value)) if isinstance(value, dict) else {}
+            if slot not in ("__dict__", "__weakref__"):
+                try:
+                    state[slot] = object.__getattribute__(value, slot)
+                except AttributeError:
+                    pass
+    items = dict(dict.items(value)) if issubclass(type(value), dict) else {}
     return state, items

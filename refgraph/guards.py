@@ -17,7 +17,8 @@ import weakref
 
 import attrs
 
-from .expr import Build, Call, Compare, GetAttr, Not, Obj, const
+from .expr import Build, Call, Compare, GetAttr, GetItem, Not, Obj, const
+from .sources import key_value
 
 _type = Obj(type, "type")
 _len = Obj(len, "len")
@@ -198,14 +199,63 @@ class TensorMatch(Guard):
                 Compare("==", seen, expected)]
 
 
+def _c_method(via, name):
+    """``via.name`` (``list.__len__``...) as an expression."""
+    return Obj(getattr(via, name), "%s.%s" % (via.__name__, name))
+
+
 @attrs.define
 class LenIs(Guard):
-    """``len(value) == n``: a sequence or mapping that was iterated."""
+    """``len(value) == n``: a sequence or mapping that was iterated.
+
+    ``via`` (here and in :class:`KeysAre` and :class:`Contains`): for a
+    Python subclass of a builtin container, that builtin, whose C method
+    reads the value: a Python ``__len__`` the program never called (it
+    iterated the list in C) must not run in the guard."""
 
     n: int = 0
+    via: type = None
 
     def checks(self, resolve):
-        return [Compare("==", Call(_len, (resolve(self.source),)), const(self.n))]
+        length = _len if self.via is None else _c_method(self.via, "__len__")
+        return [Compare("==", Call(length, (resolve(self.source),)), const(self.n))]
+
+
+@attrs.define
+class ClassLookups(Guard):
+    """What the run looked up on one class: every name whose MRO walk
+    reached the class, as found in the class's own ``__dict__`` then
+    (``found``: name -> the object, compared by identity) or absent from it
+    (``absent``).  A dunder, method, property or other descriptor replaced
+    on the class, or a name added to a class earlier in the MRO (an
+    override), fails it.  One guard per class, shared by all its instances;
+    ``source`` is a :class:`~.sources.Root` holding the class's
+    ``__dict__`` (a live mappingproxy), so the checks follow no path.
+
+    Absent names are one check each, or one ``isdisjoint`` on the dict's
+    keys view when there are many (it costs as much as ~6 ``not in``)."""
+
+    cls: type = None
+    keys: object = None  # a live keys view of the class __dict__
+    found: dict = attrs.Factory(dict)
+    absent: dict = attrs.Factory(dict)  # name -> None (an ordered set)
+
+    def checks(self, resolve):
+        d = resolve(self.source)
+        out = [Compare("is", GetItem(d, const(name)), Obj(value, _name(value)))
+               for name, value in self.found.items()]
+        if len(self.absent) >= _DISJOINT_FROM:
+            keys = Obj(self.keys, "%s.keys()" % self.source.hint)
+            out.append(Call(GetAttr(keys, "isdisjoint"), (const(tuple(self.absent)),)))
+        else:
+            out += [Compare("not in", const(name), d) for name in self.absent]
+        return out
+
+    def key(self):
+        return ("ClassLookups", id(self.cls))
+
+
+_DISJOINT_FROM = 6
 
 
 def no_module_hooks(d):
@@ -230,9 +280,13 @@ class KeysAre(Guard):
     """``tuple(value) == keys``: the keys (in order) of an iterated dict."""
 
     keys: tuple = ()
+    via: type = None
 
     def checks(self, resolve):
-        return [Compare("==", Call(_tuple, (resolve(self.source),)),
+        value = resolve(self.source)
+        if self.via is not None:
+            value = Call(_c_method(dict, "keys"), (value,))  # (no Python __len__ hint)
+        return [Compare("==", Call(_tuple, (value,)),
                         Build("tuple", tuple(const(k) for k in self.keys)))]
 
     def _key_extra(self):
@@ -245,10 +299,14 @@ class Contains(Guard):
 
     member: object = None
     expected: bool = True
+    via: type = None
 
     def checks(self, resolve):
-        return [Compare("in" if self.expected else "not in", const(self.member),
-                        resolve(self.source))]
+        member = const(key_value(self.member))
+        if self.via is None:
+            return [Compare("in" if self.expected else "not in", member, resolve(self.source))]
+        test = Call(_c_method(self.via, "__contains__"), (resolve(self.source), member))
+        return [test if self.expected else Not(test)]
 
     def _key_extra(self):
         return (self.member, self.expected)

@@ -16,7 +16,7 @@ import types
 import attrs
 
 from . import guards as G
-from .sources import Attr, Item, Root
+from .sources import Attr, ByIdentity, Item, Root
 
 _SCALARS = frozenset({int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
                       range, slice, type(NotImplemented)})
@@ -27,6 +27,9 @@ _IDENTITY_TYPES = frozenset({
     types.MemberDescriptorType, types.MethodWrapperType, staticmethod, classmethod,
     property, types.CodeType,
 })
+_IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: setattr on the class raises
+_class_dict = type.__dict__["__dict__"].__get__  # (no metaclass code runs)
+_class_flags = type.__dict__["__flags__"].__get__
 _BOUND_C_METHODS = frozenset({types.BuiltinMethodType, types.MethodWrapperType})
 _GROWING = frozenset({"append", "extend", "__iadd__"})  # list methods that only add at the end
 
@@ -62,6 +65,7 @@ class RefGraph:
         self._dirty = set()
         self._grown = {}  # id -> (length, site): outside lists only appended to so far
         self._tensor_sources = []
+        self._classes = {}  # class -> its ClassLookups guard
         self._immutable_tensor_types = ()
         if torch is not None:
             self._value_types = (torch.dtype, torch.device, torch.Size, torch.layout,
@@ -89,16 +93,63 @@ class RefGraph:
         scalars by value; classes, functions, modules and enum members by
         identity.  (An object guarded by its type only is not fixed.)"""
         tp = type(value)
-        return tp in _SCALARS or tp in _IDENTITY_TYPES or isinstance(value, type) \
+        return tp in _SCALARS or tp in _IDENTITY_TYPES or issubclass(tp, type) \
             or _is_enum_member(value) \
-            or bool(self._value_types) and isinstance(value, self._value_types) \
+            or bool(self._value_types) and issubclass(tp, self._value_types) \
             or tp in (tuple, frozenset, set) and _all_scalars(value)
+
+    def all_guards(self):
+        """Every guard, in the order the guard function checks them: what
+        the run looked up on classes first (those checks follow no path, and
+        a path read through an instance of a changed class could run the
+        new Python code), then the rest in the order of the reads."""
+        return list(self._classes.values()) + list(self.guards.values())
+
+    # -- what the run looked up on types ----------------------------------------
+    def read_lookup(self, mro, name, site=None):
+        """The run looked ``name`` up on a type whose MRO (or the part of it
+        walked, for ``super()``) is ``mro``: guard, on every class the walk
+        reached, that ``name`` is still absent from it, and the object found
+        by identity.  Classes whose dict cannot change (``object``, builtin
+        and other immutable types) are skipped.  The first lookup of a name
+        on a class wins (it saw the state before the run); a class attribute
+        the run wrote before looking it up needs no guard."""
+        for cls in mro:
+            d = _class_dict(cls)
+            present = name in d
+            if not _class_flags(cls) & _IMMUTABLE_TYPE \
+                    and ("attr", id(cls), name) not in self._dirty:
+                guard = self._class_guard(cls, site)
+                if name not in guard.found and name not in guard.absent:
+                    if present:
+                        guard.found[name] = d[name]
+                    else:
+                        guard.absent[name] = None
+            if present:
+                return
+
+    def _class_guard(self, cls, site=None):
+        """``cls``'s ClassLookups guard, made on first use."""
+        guard = self._classes.get(cls)
+        if guard is None:  # (setdefault: another thread's lookups may report too)
+            d = _class_dict(cls)
+            guard = self._classes.setdefault(cls, G.ClassLookups(
+                Root(d, "%s.__dict__" % G._name(cls)), cls=cls, keys=d.keys(), site=site))
+        return guard
+
+    def class_entry(self, tp, name):
+        """The source of what the lookup of ``name`` on ``tp`` finds: the
+        entry of the class dict it is in (``Linear.__dict__['forward']``)."""
+        for cls in tp.__mro__:
+            if name in _class_dict(cls):
+                return Item(self._class_guard(cls).source, name)
+        raise KeyError(name)
 
     # -- reads --------------------------------------------------------------
     def read(self, source, value, site=None):
         """``value`` was read at ``source``: register it and guard it."""
         tp = type(value)
-        if tp in _SCALARS or (self._value_types and isinstance(value, self._value_types)):
+        if tp in _SCALARS or (self._value_types and issubclass(type(value), self._value_types)):
             self.add_guard(G.ValueEq(source, value=value, site=site))
             return
         known = self._sources.get(id(value))
@@ -114,19 +165,19 @@ class RefGraph:
                 self.register(value, source)
             return
         torch = self.torch
-        if tp in _BOUND_C_METHODS and not isinstance(getattr(value, "__self__", None),
+        if tp in _BOUND_C_METHODS and not issubclass(type(getattr(value, "__self__", None)),
                                                      (types.ModuleType, type(None))):
             # A C method bound to an object: made afresh on each access and
             # fixed by its owner's (guarded) type; calls on it are classified.
             self.register(value, source)
             return
-        if torch is not None and isinstance(value, torch.Tensor):
+        if torch is not None and issubclass(type(value), torch.Tensor):
             self.add_guard(G.TensorMatch(
                 source, tp=tp, dtype=value.dtype, device=value.device,
                 shape=tuple(value.shape), stride=tuple(value.stride()),
                 requires_grad=value.requires_grad, site=site))
             self._tensor_sources.append(source)
-        elif tp in _IDENTITY_TYPES or isinstance(value, type) or _is_enum_member(value):
+        elif tp in _IDENTITY_TYPES or issubclass(tp, type) or _is_enum_member(value):
             # (a class by identity whatever its metaclass: ABCMeta, EnumMeta...)
             self.add_guard(G.Identity(source, obj=value, site=site))
             if tp is types.FunctionType:
@@ -162,24 +213,30 @@ class RefGraph:
     def read_item(self, obj, key, value, site=None):
         """``obj[key]`` gave ``value`` (``key`` a guarded constant)."""
         base = self._sources.get(id(obj))
+        key = as_key(key)
         if base is not None and self.is_clean(obj, key):
-            self.read(Item(base, key), value, site)
+            self.read(Item(base, key, builtin_base(obj)), value, site)
 
     def is_clean(self, obj, key=None):
         """True if the run has not written ``obj`` (or its item ``key``)."""
         if self._grown:
             self._settle(obj)
-        return ("all", id(obj)) not in self._dirty and ("item", id(obj), key) not in self._dirty
+        return ("all", id(obj)) not in self._dirty \
+            and ("item", id(obj), as_key(key)) not in self._dirty
 
     def read_len(self, obj, site=None):
         base = self._sources.get(id(obj))
         if base is not None and self.is_clean(obj):
-            self.add_guard(G.LenIs(base, n=len(obj), site=site))
+            via = builtin_base(obj)
+            n = len(obj) if via is None else via.__len__(obj)
+            self.add_guard(G.LenIs(base, n=n, via=via, site=site))
 
     def read_contains(self, obj, member, result, site=None):
         base = self._sources.get(id(obj))
+        member = as_key(member)
         if base is not None and self.is_clean(obj, member):
-            self.add_guard(G.Contains(base, member=member, expected=bool(result), site=site))
+            self.add_guard(G.Contains(base, member=member, expected=bool(result),
+                                      via=builtin_base(obj), site=site))
 
     def read_hasattr(self, obj, name, result, site=None):
         base = self._sources.get(id(obj))
@@ -188,22 +245,27 @@ class RefGraph:
 
     def read_all(self, obj, site=None):
         """Every element of a list/tuple/dict was (or may be) read: guard the
-        length or keys, and register each element under its item path."""
+        length or keys, and register each element under its item path.
+        All of it is read with the builtin's own C methods, then and in the
+        guard: C code iterating a subclass of list runs none of its Python
+        ``__len__``/``__getitem__``, and neither may we."""
         base = self._sources.get(id(obj))
         if base is None or not self.is_clean(obj):
             return
         tp = type(obj)
-        if isinstance(obj, dict):
+        via = builtin_base(obj)
+        if issubclass(type(obj), dict):
             keys = tuple(dict.keys(obj))
-            self.add_guard(G.KeysAre(base, keys=keys, site=site))
+            self.add_guard(G.KeysAre(base, keys=keys, via=via, site=site))
             for k in keys:
-                self.read(Item(base, k), dict.__getitem__(obj, k), site)
-        elif isinstance(obj, (list, tuple)):
-            self.add_guard(G.LenIs(base, n=len(obj), site=site))
-            getitem = list.__getitem__ if isinstance(obj, list) else tuple.__getitem__
-            for i in range(len(obj)):
-                self.read(Item(base, i), getitem(obj, i), site)
-        elif isinstance(obj, (set, frozenset)):
+                self.read(Item(base, as_key(k), via), dict.__getitem__(obj, k), site)
+        elif issubclass(type(obj), (list, tuple)):
+            cls = list if issubclass(type(obj), list) else tuple
+            n = cls.__len__(obj)
+            self.add_guard(G.LenIs(base, n=n, via=via, site=site))
+            for i in range(n):
+                self.read(Item(base, i, via), cls.__getitem__(obj, i), site)
+        elif issubclass(type(obj), (set, frozenset)):
             return  # sets of scalars are guarded by value; membership by Contains
         else:
             raise TypeError("read_all of %s" % tp.__name__)
@@ -241,7 +303,7 @@ class RefGraph:
     def mark_dirty(self, obj, key=None):
         """``obj`` (or its item ``key``) was changed by code the RefGraph did
         not see in detail: later reads of it need no guard (and get no path)."""
-        self._dirty.add(("all", id(obj)) if key is None else ("item", id(obj), key))
+        self._dirty.add(("all", id(obj)) if key is None else ("item", id(obj), as_key(key)))
 
     def write_attr(self, obj, name, value, site=None, delete=False):
         target = self._sources[id(obj)]
@@ -252,14 +314,15 @@ class RefGraph:
     def write_item(self, obj, key, value, site=None, delete=False):
         if self._grown:
             self._settle(obj)
-        if isinstance(obj, (list, dict)) and ("all", id(obj)) not in self._dirty \
+        if issubclass(type(obj), (list, dict)) and ("all", id(obj)) not in self._dirty \
                 and type(self._sources[id(obj)]) is not Root:  # not a module's namespace
             self.read_all(obj, site)  # its length and other items keep their guards
             self._dirty.add(("all", id(obj)))
         target = self._sources[id(obj)]
         kind = "delitem" if delete else "setitem"
         operands = () if delete else (value,)
-        self.write(SideEffect(kind, target, key, operands, site=site), obj, ("item", id(obj), key))
+        self.write(SideEffect(kind, target, key, operands, site=site), obj,
+                   ("item", id(obj), as_key(key)))
 
     def write_call(self, obj, method, args, kwargs, site=None):
         """A mutating method of an outside container (``lst.append(x)``).
@@ -290,14 +353,52 @@ class RefGraph:
             return
         n, site = pending
         base = self._sources[id(obj)]
-        self.add_guard(G.LenIs(base, n=n, site=site))
+        via = builtin_base(obj)
+        self.add_guard(G.LenIs(base, n=n, via=via, site=site))
         for i in range(n):
-            self.read(Item(base, i), list.__getitem__(obj, i), site)
+            self.read(Item(base, i, via), list.__getitem__(obj, i), site)
         self._dirty.add(("all", id(obj)))
 
     def defer_call(self, func, args, kwargs, site=None):
         """A call replayed by the mock (``print``, logging, warnings)."""
         self.effects.append(SideEffect("call", None, func, tuple(args), dict(kwargs or {}), site))
+
+
+_BUILTIN_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def as_key(key):
+    """``key`` as the RefGraph keeps it: a key whose type hashes in Python
+    is wrapped (:class:`~.sources.ByIdentity`), so bookkeeping never runs
+    that code; keys of C types are kept as they are."""
+    if type(key) in _SCALARS or type(key) is ByIdentity:
+        return key
+    for cls in type(key).__mro__:
+        d = _class_dict(cls)
+        if "__hash__" in d:
+            return ByIdentity(key) if type(d["__hash__"]) not in _C_SLOTS else key
+    return key
+
+
+_C_SLOTS = (types.WrapperDescriptorType, type(None))
+
+
+def builtin_base(obj):
+    """For an instance of a Python subclass of ``dict``, ``list``, ``tuple``,
+    ``set`` or ``frozenset``: that builtin, whose C methods read it without
+    running the subclass's Python code; also ``dict`` for C subclasses of
+    dict (``defaultdict``: ``d[k]`` on a missing key would call
+    ``__missing__``, which inserts).  None for the builtins themselves and
+    other objects (read with plain syntax)."""
+    tp = type(obj)
+    if tp in _BUILTIN_CONTAINERS:
+        return None
+    if _class_flags(tp) & _IMMUTABLE_TYPE:
+        return dict if issubclass(tp, dict) else None
+    for base in _BUILTIN_CONTAINERS:
+        if issubclass(tp, base):
+            return base
+    return None
 
 
 def _all_scalars(values):
@@ -308,4 +409,4 @@ def _all_scalars(values):
 def _is_enum_member(value):
     import enum
 
-    return isinstance(value, enum.Enum)
+    return issubclass(type(value), enum.Enum)

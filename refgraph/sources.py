@@ -92,34 +92,102 @@ class Recomputed(Source):
         return Call(Obj(self.make, "as_double"), (Call(Obj(self.fn, name), ()),))
 
 
+_OBJECT_GETATTRIBUTE = Obj(object.__getattribute__, "object.__getattribute__")
+
+
 @attrs.frozen(cache_hash=True)
 class Attr(Source):
-    """``base.name``."""
+    """``base.name``; with ``raw``, ``object.__getattribute__(base, name)``
+    (an instance ``__dict__`` read past a Python ``__getattribute__``, which
+    the guard must not run)."""
 
     of: Source
     name: str
+    raw: bool = attrs.field(default=False, eq=False)
 
     @property
     def base(self):
         return self.of
 
     def expr(self):
-        return GetAttr(self.of.expr(), self.name)
+        return self.access(self.of.expr())
+
+    def access(self, base):
+        """The read, given ``base``'s expression."""
+        if self.raw:
+            return Call(_OBJECT_GETATTRIBUTE, (base, const(self.name)))
+        return GetAttr(base, self.name)
+
+
+class ByIdentity:
+    """A key whose type hashes in Python (an enum member, a user object),
+    as the RefGraph keeps it: hashed and compared by identity, so that
+    bookkeeping runs none of its Python code (the guard's lookup runs
+    ``__hash__`` once per call, as the program's did)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return type(other) is ByIdentity and other.value is self.value
+
+    def __repr__(self):
+        return "ByIdentity(%s)" % object.__repr__(self.value)
+
+
+def key_value(key):
+    """The key a :class:`ByIdentity` stands for (other keys as they are)."""
+    return key.value if type(key) is ByIdentity else key
+
+
+class _Absent:
+    """What :class:`Item` reads where a dict subclass lacks the key (every
+    guard on the value then fails)."""
+
+    def __repr__(self):
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+_DICT_GET = Obj(dict.get, "dict.get")
+_ABSENT = Obj(ABSENT, "ABSENT")
 
 
 @attrs.frozen(cache_hash=True)
 class Item(Source):
-    """``base[key]`` for a hashable, printable key."""
+    """``base[key]`` for a hashable, printable key.
+
+    ``via``: for a container of a Python subclass of ``dict``, ``list`` or
+    ``tuple``, that builtin: the item is read with its C method
+    (``list.__getitem__(base, key)``; ``dict.get(base, key, ABSENT)``, which
+    never calls ``__missing__``), so reading it on a later call runs no
+    Python ``__getitem__`` the program did not run."""
 
     of: Source
     key: object
+    via: type = attrs.field(default=None, eq=False)
 
     @property
     def base(self):
         return self.of
 
     def expr(self):
-        return GetItem(self.of.expr(), const(self.key))
+        return self.access(self.of.expr())
+
+    def access(self, base):
+        """The read, given ``base``'s expression."""
+        key = const(key_value(self.key))
+        if self.via is None:
+            return GetItem(base, key)
+        if self.via is dict:
+            return Call(_DICT_GET, (base, key, _ABSENT))
+        return Call(Obj(self.via.__getitem__, "%s.__getitem__" % self.via.__name__),
+                    (base, key))
 
 
 @attrs.frozen(cache_hash=True)

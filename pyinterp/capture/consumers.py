@@ -110,10 +110,10 @@ class _Walk:
         """``obj`` is iterated natively: an outside container is read whole;
         an outside iterator, set of objects or C iterable is a break."""
         rg = self.rg
-        if not rg.is_outside(obj) or isinstance(obj, Tensor):
+        if not rg.is_outside(obj) or issubclass(type(obj), Tensor):
             return
         tp = type(obj)
-        if isinstance(obj, (list, tuple, dict)) and not needs_interpreter(lookup(tp, "__iter__")):
+        if issubclass(type(obj), (list, tuple, dict)) and not needs_interpreter(lookup(tp, "__iter__")):
             rg.read_all(obj, self.cap.site())
         elif tp in (set, frozenset) and _all_scalars(obj):
             pass  # guarded by value when read
@@ -131,7 +131,7 @@ class _Walk:
         would compare or format must be fixed by guards (and, below the
         ``top``, have no Python dunders C code would call)."""
         tp = type(value)
-        if tp in _PLAIN or id(value) in self.seen or isinstance(value, Tensor) \
+        if tp in _PLAIN or id(value) in self.seen or issubclass(type(value), Tensor) \
                 or self.rg.fixed(value):
             return
         self.seen.add(id(value))
@@ -168,11 +168,11 @@ class _Walk:
 def container_kind(value):
     """``map``, ``seq``, ``set`` or ``view`` for a builtin container (or a
     subclass of one), else None."""
-    if isinstance(value, dict):
+    if issubclass(type(value), dict):
         return "map"
-    if isinstance(value, (list, tuple)):
+    if issubclass(type(value), (list, tuple)):
         return "seq"
-    if isinstance(value, (set, frozenset)):
+    if issubclass(type(value), (set, frozenset)):
         return "set"
     if type(value) in _VIEWS:
         return "view"
@@ -200,7 +200,7 @@ def _children(value, kind, values):
 
 def _natively_iterated(value):
     for base in (list, tuple, set, frozenset):
-        if isinstance(value, base):
+        if issubclass(type(value), base):
             return base.__iter__(value)
     return iter(value)  # a dict view
 
@@ -336,7 +336,7 @@ def consume_call(cap, fn, args, kwargs):
     """The consumer ``fn`` (in :data:`CONSUMERS`) is about to run."""
     how = CONSUMER_READS[id(fn)]
     mapping = fn in _MAPPING_BUILDERS
-    if mapping and args and isinstance(args[-1], dict):
+    if mapping and args and issubclass(type(args[-1]), dict):
         how = REFS  # dict(mapping) copies references; dict(pairs) looks into each pair
     consume(cap, args, how)
     if kwargs and not mapping:

@@ -103,32 +103,64 @@ class CaptureInterpreter(Interpreter):
         return checked_copy(instructions) if self.debug else instructions
 
     # -- reads ----------------------------------------------------------------
+    def looked_up(self, mro, name, found):
+        """The lookup observer (:func:`~pyinterp.interp.model.lookup.observe`):
+        the run looked ``name`` up along ``mro``; guard what it found there."""
+        if self.capture.breaks.active:
+            self.refgraph.read_lookup(mro, name, self.capture.site())
+
     def load_attr(self, obj, name):
-        if self.capture.breaks.active \
-                and getattr(type(obj), "__getattr__", None) is _MODULE_GETATTR:
-            value = self._module_attr(obj, name)
-            if value is not MISSING:
-                return value
+        if self.capture.breaks.active:
+            if lookup(type(obj), "__getattr__") is _MODULE_GETATTR:
+                value = self._module_attr(obj, name)
+                if value is not MISSING:
+                    return value
+            elif self.refgraph.is_outside(obj) and _shadowable_getter(obj, name):
+                self._instance_entry(obj, name)
         try:
             value = attributes.load_attr(self, obj, name)
         except AttributeError:
             if self.capture.breaks.active and self.refgraph.is_outside(obj) \
-                    and not isinstance(obj, Tensor) and _native_read(obj, name):
-                self.refgraph.read_hasattr(obj, name, False, self.capture.site())
+                    and not issubclass(type(obj), Tensor):
+                if _native_read(obj, name):
+                    self.refgraph.read_hasattr(obj, name, False, self.capture.site())
+                elif _served_by_getattr_hook(obj, name):
+                    self._instance_entry(obj, name)  # (the hook's own reads are guarded)
             raise
         if self.capture.breaks.active and self.refgraph.is_outside(obj) \
-                and not isinstance(obj, Tensor):
+                and not issubclass(type(obj), Tensor):
             if _native_read(obj, name):
                 self.refgraph.read_attr(obj, name, value, self.capture.site())
             elif _served_by_getattr_hook(obj, name):
                 # Served by a Python __getattr__: an instance attribute set
                 # later would take precedence, so guard its absence.
-                d = object.__getattribute__(obj, "__dict__")
-                rg = self.refgraph
-                if not rg.is_outside(d):
-                    rg.read(Attr(rg.source_of(obj), "__dict__"), d, self.capture.site())
-                rg.read_contains(d, name, False, self.capture.site())
+                self._instance_entry(obj, name)
         return value
+
+    def _instance_dict(self, obj):
+        """``obj``'s instance ``__dict__`` (a plain dict), registered under
+        ``<obj's path>.__dict__``, or None (no dict, or ``obj`` created by
+        the run)."""
+        d = _raw_instance_dict(obj)
+        rg = self.refgraph
+        if type(d) is not dict or rg.source_of(obj) is None:
+            return None
+        if not rg.is_outside(d):
+            raw = needs_interpreter(lookup(type(obj), "__getattribute__"))
+            rg.read(Attr(rg.source_of(obj), "__dict__", raw), d, self.capture.site())
+        return d
+
+    def _instance_entry(self, obj, name):
+        """The instance dict decides what ``obj.name`` is (a non-data
+        descriptor found on the type, or a ``__getattr__`` fallback): guard
+        its entry ``name``, or that it has none."""
+        d = self._instance_dict(obj)
+        if d is None:
+            return
+        if name in d:
+            self.refgraph.read_item(d, name, d[name], self.capture.site())
+        else:
+            self.refgraph.read_contains(d, name, False, self.capture.site())
 
     def _module_attr(self, module, name):
         """``module.name`` served by ``nn.Module.__getattr__`` (a parameter,
@@ -166,7 +198,7 @@ class CaptureInterpreter(Interpreter):
         that no hook is registered (the module's and the global ones).
         MISSING when ``Module.__call__``'s full logic is needed."""
         tp = type(module)
-        if not isinstance(module, torch.nn.Module) or own_call and tp.__call__ is not _WRAPPED_CALL \
+        if not issubclass(type(module), torch.nn.Module) or own_call and tp.__call__ is not _WRAPPED_CALL \
                 or tp._call_impl is not _CALL_IMPL or torch._C._get_tracing_state():
             return MISSING
         d = object.__getattribute__(module, "__dict__")
@@ -179,9 +211,10 @@ class CaptureInterpreter(Interpreter):
         source = rg.source_of(module)
         site = self.capture.site()
         if source is not None:
-            rg.read(Attr(Attr(source, "forward"), "__func__"), forward, site)
             if not rg.is_outside(d):
                 rg.register(d, Attr(source, "__dict__"))
+            rg.read_contains(d, "forward", False, site)  # (the class's: a ClassLookups guard)
+            self._class_function(tp, "forward", forward, site)
             for h in MODULE_HOOKS:  # (a write to one is then replayed)
                 if not rg.is_outside(d[h]):
                     rg.register(d[h], Item(Attr(source, "__dict__"), h))
@@ -205,9 +238,29 @@ class CaptureInterpreter(Interpreter):
     def plain_method(self, obj, name):
         func = attributes.plain_method(self, obj, name)
         if func is not None and self.capture.breaks.active and self.refgraph.is_outside(obj):
-            base = self.refgraph.source_of(obj)
-            self.refgraph.read(Attr(Attr(base, name), "__func__"), func, self.capture.site())
+            # The function is what the class lookup found (guarded with the
+            # class); an instance attribute would shadow it.
+            site = self.capture.site()
+            d = _raw_instance_dict(obj)
+            if type(d) is dict:
+                self.refgraph.read_contains(self._instance_dict(obj), name, False, site)
+            elif d is not None:  # an unusual __dict__: guard the bound method's function
+                base = self.refgraph.source_of(obj)
+                self.refgraph.read(Attr(Attr(base, name), "__func__"), func, site)
+                return func
+            self._class_function(type(obj), name, func, site)
         return func
+
+    def _class_function(self, tp, name, fn, site):
+        """``fn``, a Python function the lookup of ``name`` found on ``tp``
+        (its identity is guarded by a ClassLookups guard): known by its
+        class-dict entry, with its code and defaults guarded, once for every
+        instance of the class."""
+        rg = self.refgraph
+        if rg.source_of(fn) is None:
+            source = rg.class_entry(tp, name)
+            rg.register(fn, source)
+            rg.read_function_state(fn, source, site)
 
     def getitem(self, container, key):
         try:
@@ -216,7 +269,7 @@ class CaptureInterpreter(Interpreter):
             self._failed_item_read(container, key)
             raise
         if self.capture.breaks.active and self.refgraph.is_outside(container) \
-                and not isinstance(container, Tensor):
+                and not issubclass(type(container), Tensor):
             if type(key) is slice or not _hashable(key):
                 self._read_all(container)
             elif not needs_interpreter(lookup(type(container), "__getitem__")):
@@ -227,10 +280,10 @@ class CaptureInterpreter(Interpreter):
         """``container[key]`` raised: guard that it still would."""
         if not (self.capture.breaks.active and self.refgraph.is_outside(container)):
             return
-        if isinstance(container, dict) and _hashable(key) \
+        if issubclass(type(container), dict) and _hashable(key) \
                 and not needs_interpreter(lookup(type(container), "__getitem__")):
             self.refgraph.read_contains(container, key, False, self.capture.site())
-        elif isinstance(container, (list, tuple)):
+        elif issubclass(type(container), (list, tuple)):
             self._read_len(container)
 
     def contains(self, container, item):
@@ -238,9 +291,9 @@ class CaptureInterpreter(Interpreter):
         is guarded as such; a sequence compares the item with its items
         natively (:data:`.consumers.VALUE`)."""
         cap = self.capture
-        if cap.breaks.active and not isinstance(container, Tensor) \
+        if cap.breaks.active and not issubclass(type(container), Tensor) \
                 and not needs_interpreter(lookup(type(container), "__contains__")):
-            if isinstance(container, (dict, set, frozenset)) and _hashable(item):
+            if issubclass(type(container), (dict, set, frozenset)) and _hashable(item):
                 consumers.consume(cap, (), VALUE, unchecked=(item,))
                 result = containers.contains(self, container, item)
                 if cap.breaks.active and self.refgraph.is_outside(container):
@@ -256,7 +309,7 @@ class CaptureInterpreter(Interpreter):
         an outside object whose value no guard fixes is a break."""
         ta, tb = type(a), type(b)
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
-                or ta is Tensor or tb is Tensor or isinstance(a, Tensor) or isinstance(b, Tensor):
+                or ta is Tensor or tb is Tensor or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.binary_op(self, nb, a, b)
         if not operators.python_binary(nb, a, b):
             self._native_operands(operators.native_inplace(nb, a), a, b)
@@ -266,7 +319,7 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         rg = self.refgraph
         if inplace and rg.is_outside(a):
-            if isinstance(a, (list, dict, set)):
+            if issubclass(type(a), (list, dict, set)):
                 self._no_writes_while_speculating("an in-place %s" % inplace)
                 consumers.mutate(cap, a, inplace, (b,))
                 return
@@ -285,7 +338,7 @@ class CaptureInterpreter(Interpreter):
         through (:data:`.consumers.VALUE`)."""
         ta, tb = type(a), type(b)
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
-                or isinstance(a, Tensor) or isinstance(b, Tensor):
+                or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.compare(self, op, a, b)
         if not operators.python_compare(op, a, b):
             consumers.consume(self.capture, (a, b), VALUE)
@@ -346,7 +399,7 @@ class CaptureInterpreter(Interpreter):
     def _read_len(self, obj):
         method = lookup(type(obj), "__len__")
         if self.capture.breaks.active and self.refgraph.is_outside(obj) \
-                and not isinstance(obj, Tensor) \
+                and not issubclass(type(obj), Tensor) \
                 and method is not MISSING and not needs_interpreter(method):
             self.refgraph.read_len(obj, self.capture.site())
 
@@ -363,7 +416,7 @@ class CaptureInterpreter(Interpreter):
         self._no_writes_while_speculating("an attribute store")
         cap = self.capture
         if cap.breaks.active and self.refgraph.is_outside(obj):
-            if isinstance(obj, Tensor):
+            if issubclass(type(obj), Tensor):
                 cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
             else:
                 self.refgraph.write_attr(obj, name, value, cap.site())
@@ -386,9 +439,9 @@ class CaptureInterpreter(Interpreter):
         """A native ``__setattr__`` of ``name`` may have written that key of
         the object's dicts (``nn.Module`` keeps parameters, buffers and
         submodules in their own): later reads of it see the run's value."""
-        d = getattr(obj, "__dict__", None)
-        targets = [d] if isinstance(d, dict) else []
-        if isinstance(obj, torch.nn.Module):
+        d = _raw_instance_dict(obj)
+        targets = [d] if issubclass(type(d), dict) else []
+        if issubclass(type(obj), torch.nn.Module):
             targets += [obj._parameters, obj._buffers, obj._modules]
         for t in targets:
             self.refgraph.mark_dirty(t, name)
@@ -406,7 +459,7 @@ class CaptureInterpreter(Interpreter):
     def _write_item(self, container, key, value, delete):
         cap = self.capture
         if cap.breaks.active and self.refgraph.is_outside(container) \
-                and not isinstance(container, Tensor):
+                and not issubclass(type(container), Tensor):
             method = "__delitem__" if delete else "__setitem__"
             if needs_interpreter(lookup(type(container), method)):
                 return  # the Python method's own writes are recorded
@@ -447,7 +500,7 @@ class CaptureInterpreter(Interpreter):
             return self.call(fn.__wrapped__, args, kwargs)
         if self.capture.breaks.active and callbacks.disabled(method):
             return self._run_disabled(fn, args, kwargs)
-        if isinstance(fn, torch.nn.Module):
+        if issubclass(type(fn), torch.nn.Module):
             result = self._module_call(fn, args, kwargs)
             if result is not MISSING:
                 return result
@@ -455,8 +508,11 @@ class CaptureInterpreter(Interpreter):
 
     def missing_attribute(self, obj, name):
         """``hasattr``/``getattr`` with a default found no ``obj.name``: guard
-        that it stays absent."""
-        if self.capture.breaks.active:
+        that it stays absent.  Where Python code decided (a ``__getattr__``,
+        a ``__getattribute__``), its reads are guarded instead: ``hasattr``
+        in the guard would run that code again on every call."""
+        if self.capture.breaks.active and (issubclass(type(obj), Tensor)
+                                           or _native_read(obj, name)):
             self.refgraph.read_hasattr(obj, name, False, self.capture.site())
 
     def call_function(self, func, args, kwargs=None):
@@ -507,7 +563,7 @@ class CaptureInterpreter(Interpreter):
     def _is_local(self, value):
         """Created by this run (not outside, not a tensor input)."""
         return not self.refgraph.is_outside(value) and not (
-            isinstance(value, Tensor)
+            issubclass(type(value), Tensor)
             and not self.capture.recording.recorder.is_graph_value(value))
 
     def _has_outside_object(self, args, kwargs):
@@ -517,7 +573,7 @@ class CaptureInterpreter(Interpreter):
         torch's function calls it through the interpreter: callbacks.py)."""
         rg = self.refgraph
         values = list(args) + (list(kwargs.values()) if kwargs else [])
-        return any(rg.is_outside(v) and not isinstance(v, Tensor) for v in values) \
+        return any(rg.is_outside(v) and not issubclass(type(v), Tensor) for v in values) \
             or callbacks.stored_callable(values, Tensor) is not None
 
     def construct(self, cls, args, kwargs=None):
@@ -553,7 +609,7 @@ class CaptureInterpreter(Interpreter):
         """C code called: classified (torch ops, neutral builtins, consumers
         of containers, methods of outside containers, impure calls, opaque
         C calls that may run Python code natively), then run."""
-        if type(fn) is _LRU_WRAPPER and args and isinstance(args[0], logging.Logger):
+        if type(fn) is _LRU_WRAPPER and args and issubclass(type(args[0]), logging.Logger):
             # A cached logger method (transformers' logger.warning_once):
             # replayed like logging; the cache keeps it once per message.
             return deferred(self, MethodType(fn, args[0]), tuple(args[1:]), kwargs or {})
@@ -569,22 +625,22 @@ class CaptureInterpreter(Interpreter):
             self._no_writes_while_speculating("%s()" % fn.__name__)
         if not args and not kwargs and _is_impure(fn) and scalars.recomputable(cap, fn):
             return scalars.recompute(cap, fn)  # random.random(), time.time()
-        if owner is not None and not isinstance(owner, types.ModuleType):
-            if isinstance(owner, Tensor):
+        if owner is not None and not issubclass(type(owner), types.ModuleType):
+            if issubclass(type(owner), Tensor):
                 return calls.call(self, fn, args, kwargs)
             if fn.__name__ == "__getattribute__" and len(args) == 1 and not kwargs \
                     and type(args[0]) is str and _is_object_getattribute(fn):
-                value = self._object_getattribute(owner, args[0])
-                if rg.is_outside(owner):
-                    self._raw_attribute_read(owner, args[0], value)
-                return value
+                return self._object_getattribute_read(owner, args[0])
             if fn.__name__ == "__reduce_ex__" and _plain_reduce(owner, args, kwargs):
                 return self._reduce_ex(owner)
             if rg.is_outside(owner):
                 self._outside_method(owner, fn.__name__, args, kwargs)
                 return calls.call(self, fn, args, kwargs)
+        if fn is _OBJECT_GETATTRIBUTE and len(args) == 2 and not kwargs \
+                and type(args[1]) is str:
+            return self._object_getattribute_read(args[0], args[1])  # (inside an override)
         if type(fn) in (types.MethodDescriptorType, types.WrapperDescriptorType) and args \
-                and rg.is_outside(args[0]) and isinstance(args[0], fn.__objclass__):
+                and rg.is_outside(args[0]) and issubclass(type(args[0]), fn.__objclass__):
             # dict.get(d, k): an unbound C method applied to an outside object
             self._outside_method(args[0], fn.__name__, args[1:], kwargs)
             return calls.call(self, fn, args, kwargs)
@@ -615,12 +671,12 @@ class CaptureInterpreter(Interpreter):
             consumers.consume_call(cap, fn, args, kwargs)
             return calls.call(self, fn, args, kwargs)
         values = list(args) + (list(kwargs.values()) if kwargs else [])
-        if any(rg.is_outside(v) and not isinstance(v, _PASSIVE_ARGUMENTS) for v in values):
+        if any(rg.is_outside(v) and not issubclass(type(v), _PASSIVE_ARGUMENTS) for v in values):
             cap.break_graph("opaque-native-call", "%s() received an object from outside"
                             % getattr(fn, "__qualname__", fn))
             return calls.call(self, fn, args, kwargs)
         consumers.consume(cap, values, consumers.ARGS)  # (what the run's containers hold)
-        if any(isinstance(v, Tensor) for v in values):
+        if any(issubclass(type(v), Tensor) for v in values):
             return calls.call(self, fn, args, kwargs)
         return self._call_watched(fn, args, kwargs)
 
@@ -637,7 +693,7 @@ class CaptureInterpreter(Interpreter):
         rg = self.refgraph
         values = list(args) + (list(kwargs.values()) if kwargs else [])
         for v in values:
-            if rg.is_outside(v) and not isinstance(v, _PASSIVE_ARGUMENTS) \
+            if rg.is_outside(v) and not issubclass(type(v), _PASSIVE_ARGUMENTS) \
                     and consumers.container_kind(v) is None:
                 cap.break_graph("opaque-native-call", "torch's %s() received a %s from outside"
                                 % (_name_of(fn), type(v).__name__))
@@ -680,19 +736,33 @@ class CaptureInterpreter(Interpreter):
         state = self.load_attr(owner, "__dict__")
         return (copyreg.__newobj__, (type(owner),), state or None, None, None)
 
+    def _object_getattribute_read(self, owner, name):
+        """``object.__getattribute__(owner, name)``, its read guarded (a
+        failed one: the name stays absent from the instance dict; the class
+        lookup is guarded with the class)."""
+        try:
+            value = self._object_getattribute(owner, name)
+        except AttributeError:
+            if self.refgraph.is_outside(owner):
+                self._instance_entry(owner, name)
+            raise
+        if self.refgraph.is_outside(owner):
+            self._raw_attribute_read(owner, name, value)
+        return value
+
     def _object_getattribute(self, owner, name):
         """``object.__getattribute__(owner, name)`` with a Python property
         getter or descriptor interpreted (natively it would run unseen)."""
         tp = type(owner)
         attr = lookup(tp, name)
         if attr is not MISSING and is_data_descriptor(attr):
-            if isinstance(attr, property) and needs_interpreter(attr.fget):
+            if issubclass(type(attr), property) and needs_interpreter(attr.fget):
                 return self.call(attr.fget, (owner,))
             if python_getter(attr):
                 return bind(self, attr, owner, tp)
         elif attr is not MISSING and python_getter(attr):
-            d = getattr(owner, "__dict__", None)
-            if not (isinstance(d, dict) and name in d):
+            d = _raw_instance_dict(owner)
+            if not (issubclass(type(d), dict) and name in d):
                 return bind(self, attr, owner, tp)
         return object.__getattribute__(owner, name)
 
@@ -700,18 +770,11 @@ class CaptureInterpreter(Interpreter):
         """``object.__getattribute__(owner, name)``: guard the instance-dict
         entry when that is where the value came from (cheap to re-read),
         else the attribute."""
-        rg = self.refgraph
-        site = self.capture.site()
-        try:
-            d = object.__getattribute__(owner, "__dict__")
-        except AttributeError:
-            d = None
+        d = _raw_instance_dict(owner)
         if type(d) is dict and name in d and d[name] is value:
-            if not rg.is_outside(d):
-                rg.read(Attr(rg.source_of(owner), "__dict__"), d, site)
-            rg.read_item(d, name, value, site)
+            self._instance_entry(owner, name)
         else:
-            rg.read_attr(owner, name, value, site)
+            self.refgraph.read_attr(owner, name, value, self.capture.site())
 
     def _outside_method(self, owner, name, args, kwargs):
         """A C method of an outside object: record its read or write
@@ -720,13 +783,13 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         spec = consumers.method(owner, name)
         if spec is None:
-            if not isinstance(owner, _IMMUTABLE_OWNERS + _NEUTRAL_OWNERS):
+            if not issubclass(type(owner), _IMMUTABLE_OWNERS + _NEUTRAL_OWNERS):
                 cap.break_graph("opaque-native-call", "%s.%s() on an object from outside"
                                 % (type(owner).__name__, name))
             return
         if spec.writes:
             consumers.mutate(cap, owner, name, args, kwargs)
-        elif isinstance(owner, dict) and name == "get" and args and is_literal(args[0]):
+        elif issubclass(type(owner), dict) and name == "get" and args and is_literal(args[0]):
             site = cap.site()
             present = dict.__contains__(owner, args[0])
             rg.read_contains(owner, args[0], present, site)
@@ -739,17 +802,18 @@ class CaptureInterpreter(Interpreter):
 # Outside values a C function may receive without reading state we guard
 # by path: tensors (their ops are recorded), and classes, functions and
 # modules (identity-guarded; object.__new__(cls) only reads the type).
+_OBJECT_GETATTRIBUTE = object.__getattribute__
 _PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
 
 
 def _name_of(fn):
     """A callable's qualified name for a break message (read from its type's
     C slots or its own dict, never through a user ``__getattr__``)."""
-    if type(fn) is types.BuiltinFunctionType and not isinstance(
-            fn.__self__, (types.ModuleType, type, type(None))):
+    if type(fn) is types.BuiltinFunctionType and not issubclass(type(
+            fn.__self__), (types.ModuleType, type, type(None))):
         return fn.__name__  # (a pybind11 method: its __self__ is a function record)
-    name = getattr(fn, "__qualname__", None) if isinstance(
-        fn, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)) else None
+    name = getattr(fn, "__qualname__", None) if issubclass(type(
+        fn), (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)) else None
     return name if type(name) is str else type(fn).__qualname__
 
 
@@ -774,10 +838,10 @@ def _plain_reduce(obj, args, kwargs):
         return False
     if any(hasattr(tp, n) for n in ("__getnewargs_ex__", "__getnewargs__")):
         return False
-    if isinstance(obj, (list, dict, set, tuple, type)) or any(
+    if issubclass(type(obj), (list, dict, set, tuple, type)) or any(
             "__slots__" in c.__dict__ for c in tp.__mro__):
         return False
-    return type(getattr(obj, "__dict__", None)) is dict
+    return type(_raw_instance_dict(obj)) is dict
 
 
 def _python_construction(cls):
@@ -787,7 +851,7 @@ def _python_construction(cls):
     if meta_call is not type.__call__ and needs_interpreter(meta_call):
         return True
     new = lookup(cls, "__new__")
-    if isinstance(new, staticmethod):
+    if issubclass(type(new), staticmethod):
         new = new.__func__
     return needs_interpreter(new) or needs_interpreter(lookup(cls, "__init__"))
 
@@ -797,22 +861,33 @@ _OWN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str})
 
 def _hashes_items(a, b):
     """Set operators hash (and compare) the items of their operands."""
-    return any(isinstance(v, (set, frozenset)) or consumers.container_kind(v) == "view"
+    return any(issubclass(type(v), (set, frozenset)) or consumers.container_kind(v) == "view"
                for v in (a, b))
 
 
 def _hashable(key):
+    """True if ``key`` can key a guarded read.  A Python ``__hash__`` is not
+    called for the question (it may do anything; the program's own lookup
+    just ran it): its key counts as hashable."""
+    tp = type(key)
+    if issubclass(tp, Tensor):
+        return False
+    method = lookup(tp, "__hash__")
+    if method is None or method is MISSING:
+        return False
+    if needs_interpreter(method):
+        return True
     try:
-        hash(key)
+        hash(key)  # (C code: a tuple hashes its items, which may not be hashable)
     except TypeError:
         return False
-    return not isinstance(key, Tensor)
+    return True
 
 
 def _native_read(obj, name):
     """True if ``obj.name`` is found without running Python code (then the
     read itself is guarded; otherwise the interpreted getter's reads are)."""
-    if isinstance(obj, type):
+    if issubclass(type(obj), type):
         plan = attributes._plans.get((obj, name, "cls"), attributes._plans)
         return plan is attributes.NATIVE
     plan = attributes._plans.get((type(obj), name, "get"), attributes._plans)
@@ -824,19 +899,36 @@ def _native_read(obj, name):
     attr = lookup(tp, name)
     if attr is not MISSING:
         return not needs_interpreter(lookup(type(attr), "__get__")) and \
-            not isinstance(attr, property)
-    d = getattr(obj, "__dict__", None)
-    return isinstance(d, dict) and name in d
+            not issubclass(type(attr), property)
+    d = _raw_instance_dict(obj)
+    return issubclass(type(d), dict) and name in d
+
+
+def _raw_instance_dict(obj):
+    """``obj``'s instance ``__dict__`` read at C level, or None (it has none)."""
+    try:
+        return object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+
+
+def _shadowable_getter(obj, name):
+    """True if ``obj.name`` finds, on the type, a non-data descriptor whose
+    ``__get__`` is Python (``functools.cached_property``): the instance dict
+    shadows it, so its entry decides whether that code runs."""
+    tp = type(obj)
+    if needs_interpreter(lookup(tp, "__getattribute__")):
+        return False
+    attr = lookup(tp, name)
+    return attr is not MISSING and python_getter(attr) is not None \
+        and not is_data_descriptor(attr)
 
 
 def _served_by_getattr_hook(obj, name):
     tp = type(obj)
     if not needs_interpreter(lookup(tp, "__getattr__")) or lookup(tp, name) is not MISSING:
         return False
-    try:
-        d = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        return False
+    d = _raw_instance_dict(obj)
     return type(d) is dict and name not in d
 
 
@@ -845,7 +937,7 @@ def _is_torch_native(fn):
     if module.startswith("torch"):
         return True
     owner = getattr(fn, "__self__", None)
-    return isinstance(owner, types.ModuleType) and owner.__name__.startswith("torch")
+    return issubclass(type(owner), types.ModuleType) and owner.__name__.startswith("torch")
 
 
 def _is_impure(fn):
@@ -853,7 +945,7 @@ def _is_impure(fn):
     if module is None:
         owner = getattr(fn, "__self__", None)
         module = type(owner).__module__ if owner is not None else None
-        if isinstance(owner, types.ModuleType):
+        if issubclass(type(owner), types.ModuleType):
             module = owner.__name__
     return module in _IMPURE_MODULES
 

@@ -131,6 +131,8 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         rg.read(Kwarg(name), value)
     vm = CaptureInterpreter(cap, Traced, debug=config.debug_capture)
     error = None
+    observer = vm.looked_up  # (one bound method: removed by identity)
+    lookup.observe(observer)  # what the run looks up on types
     try:
         with RecordingMode(cap):
             result = api.run(target, args, kwargs, vm=vm)
@@ -139,6 +141,8 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         error = _graph_break_error(signal.record)
         error.__traceback__ = user_traceback(signal.__traceback__, internal=True)
         signal = None
+    finally:
+        lookup.observe(observer, on=False)
     if error is not None:
         raise error from None
     cap.finish()
@@ -157,7 +161,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         out.graphs = [gm for gm, _ in cap.recording.segment_graphs]
         out.ops_per_graph = [n for _, n in cap.recording.segment_graphs]
         out.graph_count = len(out.graphs)
-        out.guards = list(rg.guards.values())
+        out.guards = rg.all_guards()
         out.guard, out.guard_listing = build_guard(out.guards, len(args), tuple(kwargs))
         return out
     if cap.breaks.active or explain:
@@ -168,7 +172,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
             cap.break_graph(e.kind, e.message)
     out.breaks = list(cap.breaks.records)
     rg.alias_guards()
-    guards = list(rg.guards.values())
+    guards = rg.all_guards()
     out.guards = guards
     out.guard, out.guard_listing = build_guard(guards, len(args), tuple(kwargs))
     if cap.breaks.records and not explain:

@@ -608,7 +608,7 @@ def _delattr(vm, args, kwargs):
 def _invalidating(native):
     def run(vm, args, kwargs):
         result = _native(native, args, kwargs)
-        if args and isinstance(args[0], type):
+        if args and issubclass(type(args[0]), type):  # (asks no __class__)
             _lookup.invalidate()
         return result
 

@@ -196,15 +196,19 @@ def _super_attr(vm, sup, name):
             i = mro.index(start) + 1
         except ValueError:
             i = len(mro)
+        attr = MISSING
         for base in mro[i:]:
             d = base.__dict__
             if name in d:
                 attr = d[name]
-                if python_getter(attr):
-                    return bind(vm, attr, None if obj is owner else obj, owner)
-                if _python_property(attr) and obj is not owner:
-                    return vm.call(attr.fget, (obj,))
                 break
+        if _lookup.observers:  # (a lookup of its own, past the cache)
+            _lookup.report(mro[i:], name, attr)
+        if attr is not MISSING:
+            if python_getter(attr):
+                return bind(vm, attr, None if obj is owner else obj, owner)
+            if _python_property(attr) and obj is not owner:
+                return vm.call(attr.fget, (obj,))
     return getattr(sup, name)
 
 

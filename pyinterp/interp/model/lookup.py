@@ -10,6 +10,13 @@ cannot see.  pyinterp clears its cache instead whenever interpreted code
 assigns or deletes an attribute on a class (``STORE_ATTR``, ``setattr``,
 ``type.__setattr__``...) and at the start of every top-level interpreted
 call, so state changed natively between calls is always seen.
+
+A lookup that misses the cache is reported to the :data:`observers`
+(graph capture guards what the run looked up on its classes); the cache is
+cleared when one is added, so every ``(type, name)`` looked up from then on
+is reported at least once, and cache hits pay nothing for it.  The cache is
+shared by all threads, so every observer hears every thread's misses (a
+capture may guard a little more than its own run looked up, never less).
 """
 from types import FunctionType
 
@@ -18,6 +25,11 @@ MISSING = object()
 (distinct from None, because ``__hash__ = None`` is a real definition)."""
 
 _cache = {}
+
+observers = ()
+"""Functions called as ``observer(mro, name, found)`` on every lookup that
+misses the cache (``mro`` the classes walked, in order; ``found`` the
+result, or MISSING).  Added and removed with :func:`observe`."""
 
 HOST_TYPES = set()
 """pyinterp's own helper classes (frame proxies, the stand-ins C code holds
@@ -47,6 +59,8 @@ def lookup(tp, name):
     if type(found) is FunctionType and tp in HOST_TYPES:
         found = HostMethod(found)
     _cache[key] = found
+    if observers:
+        report(tp.__mro__, name, found)
     return found
 
 
@@ -67,6 +81,23 @@ class HostMethod:
 
     def __get__(self, obj, owner=None):
         return self.__func__.__get__(obj, owner)
+
+
+def report(mro, name, found):
+    """Tell every observer of a lookup made past the cache."""
+    for observer in observers:
+        observer(mro, name, found)
+
+
+def observe(fn, on=True):
+    """Add ``fn`` to the :data:`observers` (``on=False``: remove it).  Adding
+    clears the cache, so the lookups made from then on are reported."""
+    global observers
+    if on:
+        observers = observers + (fn,)
+        _cache.clear()
+    else:
+        observers = tuple(o for o in observers if o is not fn)
 
 
 def invalidate():
