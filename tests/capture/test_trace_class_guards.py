@@ -181,11 +181,9 @@ def test_reflected_operator_added():
     class Other:
         pass
 
-    o = Other()
-
     def f(x):
         try:
-            return x + (1 + o)
+            return x + (1 + Other())  # (made by the run: only its class is read)
         except TypeError:
             return x - 1
 
