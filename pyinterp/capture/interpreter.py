@@ -16,6 +16,13 @@ the plain behaviour.  Each wrapper is registered in :mod:`.rules` (kind
 ``data_model``); importing this module checks that the class wraps exactly
 those.
 
+Capture runs none of the program's Python code that the program did not
+run: it tests types (``issubclass(type(x), T)``; ``isinstance`` asks an
+object that is not a ``T`` for its ``__class__``, which runs a Python
+``__getattribute__``), reads instance dicts with ``object.__getattribute__``
+and containers with the builtins' C methods.  What the run looks up on
+classes is guarded through the lookup observer (:meth:`looked_up`).
+
 Records (:class:`~.state.Capture`): owns ``interp`` (:class:`InterpState`:
 the interpreter itself, its watched native calls, the volatile ids); reads
 ``recording``, ``breaks``, ``speculation`` and ``top`` (the top frame's
