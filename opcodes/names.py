@@ -186,7 +186,9 @@ def load_global(vm, frame, ins):
     The low bit of ``arg`` (``ins.push_null``) asks for a NULL too, for a call:
     pushed before the value on 3.11/3.12, after it on 3.13
     (``callshape.push_with_null``).  ``NameError`` if the name is in neither
-    namespace.
+    namespace.  A namespace that is not exactly a dict is subscripted, its
+    Python ``__getitem__``/``__missing__`` interpreted (CPython's slow path).
+
     RefGraph: rule `load_global`: a read of
     ``Item(<module>.__dict__, name)``, guarded by the value's kind (an
     identity guard for a function, class or module); for a builtin, a guard
@@ -194,9 +196,13 @@ def load_global(vm, frame, ins):
     ``Item(builtins.__dict__, name)``; `float_move`.
     """
     name = ins.argval
-    value = frame.globals.get(name, NULL)
+    namespace = frame.globals
+    if type(namespace) is dict:
+        value = namespace.get(name, NULL)
+    else:  # CPython's slow path: subscription (__getitem__, __missing__)
+        value = _namespace_get(vm, namespace, name)
     if value is NULL:
-        value = frame.builtins.get(name, NULL)
+        value = _namespace_get(vm, frame.builtins, name)
         if value is NULL:
             raise _not_defined(name)
     if ins.push_null:

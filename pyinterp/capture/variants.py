@@ -65,8 +65,11 @@ def load_global(vm, frame, ins, base):
     """``LOAD_GLOBAL``: a read of ``globals[name]`` (the module dict is a
     root), or, for a builtin, the guarded absence from globals and a read of
     ``builtins[name]``."""
-    result = base(vm, frame, ins)
     cap = vm.capture
+    if cap.breaks.active and (type(frame.globals) is not dict
+                              or type(frame.builtins) is not dict):
+        cap.break_graph("unsupported-value", "globals or builtins that are not plain dicts")
+    result = base(vm, frame, ins)
     if cap.breaks.active:
         rg = vm.refgraph
         name = ins.argval

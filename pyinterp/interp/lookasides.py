@@ -441,6 +441,25 @@ def _calculate_meta(meta, bases):
     return winner
 
 
+@lookaside(types.FunctionType)
+def _function(vm, args, kwargs):
+    """``types.FunctionType(code, globals, ...)``: when ``globals`` has no
+    ``__builtins__``, CPython gives the function the builtins of the
+    calling frame (bpo-42990), which is the interpreted caller's, not the
+    frame of pyinterp that calls the constructor: lent to the globals for
+    the call."""
+    frame = vm.top
+    namespace = args[1] if len(args) > 1 else (kwargs or {}).get("globals")
+    if frame is None or type(namespace) is not dict or "__builtins__" in namespace \
+            or frame.builtins is builtins.__dict__:
+        return _native(types.FunctionType, args, kwargs)
+    namespace["__builtins__"] = frame.builtins
+    try:
+        return _native(types.FunctionType, args, kwargs)
+    finally:
+        del namespace["__builtins__"]
+
+
 @lookaside(type.__new__)
 def _type_new(vm, args, kwargs):
     """``type.__new__(meta, name, bases, namespace)`` (``super().__new__`` in a

@@ -238,6 +238,31 @@ CASES = {
                                 traceback.format_exception_only(e)[-1].strip()))
             return out
     """),
+    # CPython's test_dynamic: LOAD_GLOBAL with globals or builtins that are
+    # not exactly dicts subscripts them (__getitem__, __missing__ run).
+    "load_global_from_dict_subclasses": case("""
+        log = []
+        class MyGlobals(dict):
+            def __missing__(self, key):
+                log.append(("missing", key))
+                if key.startswith("_number_"):
+                    return int(key.removeprefix("_number_"))
+                raise KeyError(key)
+        class Loud(dict):
+            def __getitem__(self, key):
+                log.append(("getitem", key))
+                return dict.__getitem__(self, key)
+        def f():
+            g = eval("lambda: _number_3 + _number_4 + len('ab')", MyGlobals())
+            h = eval("lambda: x * 2", Loud(x=21))
+            b = Loud(len=lambda s: 40)
+            k = eval("lambda: len('ab') + abs(-2)", {"__builtins__": b, "abs": abs})
+            try:
+                eval("lambda: nowhere", MyGlobals())()
+            except NameError as e:
+                log.append(str(e))
+            return g(), h(), k(), log
+    """),
     "annotations_in_class_and_module_style_exec": case("""
         def f():
             class C:

@@ -267,6 +267,22 @@ CASES = {
                 out.append(str(e))
             return out
     """),
+    # CPython's test_funcattrs (bpo-42990): a function made from globals
+    # without __builtins__ takes the calling frame's builtins.
+    "function_constructor_takes_the_callers_builtins": case("""
+        CODE = (
+            "def func3(s): pass\\n"
+            "func4 = type(func3)(func3.__code__, {})\\n"
+            "func5 = type(func3)(func3.__code__, {'__builtins__': {'x': 1}})\\n")
+        def f():
+            safe_builtins = {'None': None}
+            ns = {'type': type, '__builtins__': safe_builtins}
+            exec(CODE, ns)
+            plain = type(f)(f.__code__, {})
+            return (ns['func4'].__builtins__ is safe_builtins,
+                    '__builtins__' in ns['func4'].__globals__,
+                    ns['func5'].__builtins__, plain.__builtins__ is f.__builtins__)
+    """, expect=(True, False, {"x": 1}, True)),
     "iter_callable_sentinel": case("""
         def f():
             state = [0]
