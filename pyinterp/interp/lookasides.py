@@ -755,10 +755,15 @@ class _OrderKey:
         self.value = value
 
     def __lt__(self, other):
-        return _order(self.vm, "<", self.value, other.value)
+        return _order(self.vm, "<", self.value, _unwrapped(other))
 
     def __gt__(self, other):
-        return _order(self.vm, ">", self.value, other.value)
+        return _order(self.vm, ">", self.value, _unwrapped(other))
+
+
+def _unwrapped(key):
+    """A sort key as the program made it (plain keys are not wrapped)."""
+    return key.value if type(key) is _OrderKey else key
 
 
 def _plain_key(key):
@@ -798,16 +803,21 @@ def _equal(vm, a, b):
     return vm.truth(vm.compare("==", a, b))
 
 
-def _keyed(vm, key, items):
-    """Decorate ``items`` with interpreted keys when Python code is involved."""
-    if key is not None:
-        key = interpreted(vm, key)
-        keys = [key(x) for x in items]
-    else:
-        keys = items
-    if all(_plain_key(k) for k in keys):
-        return keys, False
-    return [_OrderKey(vm, k) for k in keys], True
+@_lookup.host_type
+class _SortKey:
+    """The key ``list.sort`` runs natively with: the program's key function
+    interpreted, and a key that takes Python code to compare wrapped in
+    :class:`_OrderKey` (plain ones stay as they are, compared in C)."""
+
+    __slots__ = ("vm", "key")
+
+    def __init__(self, vm, key):
+        self.vm = vm
+        self.key = key
+
+    def __call__(self, item):
+        key = item if self.key is None else self.vm.call(self.key, (item,))
+        return key if _plain_key(key) else _OrderKey(self.vm, key)
 
 
 @lookaside(builtins.sorted)
@@ -820,15 +830,13 @@ def _sorted(vm, args, kwargs):
 
 
 def _sort_list(vm, items, kwargs):
+    """``items.sort(**kwargs)`` by CPython's own sort (which empties the list
+    while it sorts and reports a mutation), with the key function and the
+    comparisons that need Python code interpreted."""
     key = kwargs.get("key")
-    reverse = kwargs.get("reverse", False)
-    keys, wrapped = _keyed(vm, key, items)
-    if key is None and not wrapped:
-        items.sort(reverse=reverse)
-        return
-    order = list(range(len(items)))
-    order.sort(key=keys.__getitem__, reverse=reverse)
-    items[:] = [items[i] for i in order]
+    if key is None and all(_plain_key(item) for item in items):
+        return items.sort(**kwargs)
+    return items.sort(key=_SortKey(vm, key), reverse=kwargs.get("reverse", False))
 
 
 def _list_sort(vm, self, args, kwargs):

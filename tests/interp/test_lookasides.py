@@ -283,6 +283,49 @@ CASES = {
                     '__builtins__' in ns['func4'].__globals__,
                     ns['func5'].__builtins__, plain.__builtins__ is f.__builtins__)
     """, expect=(True, False, {"x": 1}, True)),
+    # CPython's test_sort: list.sort empties the list while it sorts and
+    # raises ValueError if the key or a comparison changed it (even back).
+    "sort_detects_mutation": case("""
+        from functools import cmp_to_key
+        class C:
+            def __init__(self, v):
+                self.v = v
+            def __lt__(self, other):
+                L.append(3)
+                L.pop()
+                return self.v < other.v
+        def f():
+            global L
+            out = []
+            data = list(range(5))
+            def key(x):
+                out.append(len(data))
+                data[:] = range(7)
+                return -x
+            try:
+                data.sort(key=key)
+            except ValueError as e:
+                out.append((str(e), data))
+            L = [C(2), C(1)]
+            try:
+                L.sort()
+            except ValueError as e:
+                out.append(str(e))
+            L = [1, 2]
+            def cmp(x, y):
+                L.append(3)
+                del L[:]
+                return (x > y) - (x < y)
+            try:
+                L.sort(key=cmp_to_key(cmp))
+            except ValueError as e:
+                out.append((str(e), L))
+            words = ["b", "A", "c"]
+            words.sort(key=str.lower, reverse=True)
+            mixed = [C(3), C(1)]
+            mixed.sort(key=lambda c: (c.v % 2, c))
+            return out, words, [c.v for c in mixed]
+    """),
     "iter_callable_sentinel": case("""
         def f():
             state = [0]
