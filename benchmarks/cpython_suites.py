@@ -101,15 +101,19 @@ def _interpret_test(interpret, test):
     """Make ``test`` run its Python code through ``interpret``.
 
     The wrappers are instance attributes, so unittest's own ``run`` (native)
-    finds them where it looks the methods up; ``interpret`` copies the
-    method's ``__dict__`` (``__unittest_skip__``, expected failures)."""
+    finds them where it looks the methods up; the test method's wrapper
+    carries the function's attributes (``__unittest_skip__``,
+    ``__unittest_expecting_failure__``)."""
     if isinstance(test, doctest.DocTestCase):
         test.runTest = interpret(test.runTest)
         return
     name = getattr(test, "_testMethodName", None)
     if name is None:
         return
-    setattr(test, name, interpret(getattr(test, name)))
+    method = getattr(test, name)
+    wrapper = interpret(method)
+    wrapper.__dict__.update(getattr(getattr(method, "__func__", method), "__dict__", {}))
+    setattr(test, name, wrapper)
     test.setUp = interpret(test.setUp)
     test.tearDown = interpret(test.tearDown)
 

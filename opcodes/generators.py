@@ -187,7 +187,8 @@ def get_aiter(vm, frame, ins):
 @opcode("GET_ANEXT")
 def get_anext(vm, frame, ins):
     """``(aiter -- aiter, awaitable)`` ``async for`` step: push the awaitable
-    of ``aiter.__anext__()``.
+    of ``aiter.__anext__()``; a result that cannot be awaited is a
+    ``TypeError`` whose cause is why (``__await__``'s own error included).
 
     RefGraph: rules `call` and `call_function` (through ``vm.call_special``)
     run ``__anext__`` and ``__await__``.
@@ -200,10 +201,24 @@ def get_anext(vm, frame, ins):
                         % type(it).__name__)
     awaitable = vm.call_special(method, it)
     if type(it) is not types.AsyncGeneratorType:
-        result = get_awaitable_iter(vm, awaitable)
-        if result is None:
-            raise TypeError("'async for' received an invalid object from __anext__: %s"
-                            % type(awaitable).__name__)
+        cause = None
+        try:
+            result = get_awaitable_iter(vm, awaitable)
+            if result is None:
+                raise TypeError("object %s can't be used in 'await' expression"
+                                % type(awaitable).__name__)
+        except Exception as e:
+            cause = e
+        if cause is not None:
+            # _PyErr_FormatFromCause: the error is the cause and the context.
+            error = TypeError("'async for' received an invalid object from __anext__: %s"
+                              % type(awaitable).__name__)
+            error.__cause__ = error.__context__ = cause
+            cause = None
+            try:
+                vm.reraise(error)
+            finally:
+                error = None
         awaitable = result
     stack.append(awaitable)
 

@@ -242,7 +242,10 @@ def construct(vm, cls, args, kwargs):
         # The common case first: object.__new__ and a Python __init__.
         init = lookup(cls, "__init__")
         if type(init) is FunctionType and lookup(cls, "__new__") is object.__new__:
-            obj = object.__new__(cls)
+            # (With the arguments: object.__new__ refuses them when some
+            # class assigned __new__ = object.__new__, CPython's check.)
+            obj = object.__new__(cls, *args, **kwargs) if kwargs \
+                else object.__new__(cls, *args)
             _initialize(vm, init, obj, args, kwargs)
             return obj
     else:

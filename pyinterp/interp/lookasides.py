@@ -45,7 +45,7 @@ from .frameview import FrameProxy, current_index, frame_locals, outside, proxy
 from .model.lookup import MISSING, lookup
 from ..opcodes.signals import NULL
 from .model.operators import NATIVE_TYPES
-from .model.containers import reduce_as
+from .model.containers import iterate_hinted, reduce_as
 
 
 def lookaside(*targets):
@@ -824,7 +824,7 @@ class _SortKey:
 def _sorted(vm, args, kwargs):
     if len(args) != 1 or (kwargs and set(kwargs) - {"key", "reverse"}):
         return _native(sorted, args, kwargs)
-    items = list(_iterable_arg(vm, args[0]))
+    items = list(_hinted_iterable_arg(vm, args[0]))
     _sort_list(vm, items, kwargs or {})
     return items
 
@@ -893,19 +893,29 @@ def _reduce(vm, args, kwargs):
     return functools.reduce(interpreted(vm, args[0]), _iterable_arg(vm, args[1]), *args[2:])
 
 
-def _consuming(native):
+def _consuming(native, iterable_arg):
     """Builtins that only iterate their single argument (``list(x)``...)."""
 
     def run(vm, args, kwargs):
         if len(args) == 1 and not kwargs and type(args[0]) not in NATIVE_TYPES:
-            return native(_iterable_arg(vm, args[0]))
+            return native(iterable_arg(vm, args[0]))
         return _native(native, args, kwargs)
 
     return run
 
 
-for _target in (list, tuple, set, frozenset, enumerate):
-    lookaside(_target)(_consuming(_target))
+def _hinted_iterable_arg(vm, obj):
+    """:func:`_iterable_arg` for C code that asks ``obj`` for a length hint
+    too (``list``, ``tuple``, ``sorted``)."""
+    if type(obj) in NATIVE_TYPES:
+        return obj
+    return iterate_hinted(vm, obj)
+
+
+for _target in (list, tuple):
+    lookaside(_target)(_consuming(_target, _hinted_iterable_arg))
+for _target in (set, frozenset, enumerate):
+    lookaside(_target)(_consuming(_target, _iterable_arg))
 
 
 def _with_callbacks(native, callbacks=(), iterables=(), names=()):

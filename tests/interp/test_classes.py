@@ -690,6 +690,47 @@ CASES = {
                 pass
             return C.meta_prop, C.nothing
     """, expect=("meta C", "meta getattr nothing")),
+    # CPython's test_descr (test_restored_object_new, an expected failure
+    # there): object.__new__ refuses arguments once a class assigned
+    # __new__ = object.__new__, even with a Python __init__.
+    "object_new_assigned_refuses_arguments": case("""
+        class A:
+            def __new__(cls, *args, **kwargs):
+                raise AssertionError
+        class B(A):
+            __new__ = object.__new__
+            def __init__(self, foo):
+                self.foo = foo
+        class Plain:
+            def __init__(self, foo):
+                self.foo = foo
+        def f():
+            out = [Plain(3).foo]
+            for call in (lambda: B(3), lambda: B(foo=3)):
+                try:
+                    call()
+                except TypeError as e:
+                    out.append(str(e))
+            return out
+    """),
+    # CPython's test_functools: pyinterp's lookup cache keeps no dropped
+    # class (nor what its attributes hold) alive past a full collection.
+    "dropped_class_dies_at_collection": case("""
+        import functools, gc, weakref
+        def f():
+            class A:
+                @functools.lru_cache
+                def method(self, x):
+                    return (self, x)
+                def named(self):
+                    return super().__repr__()[:3]
+            a = A()
+            r = [a.method(1)[1], a.named()]
+            refs = [weakref.ref(A), weakref.ref(A.method), weakref.ref(A.named)]
+            del A, a
+            gc.collect()
+            return r, [ref() is None for ref in refs]
+    """, expect=([1, "<di"], [True, True, True])),
     "builtin_subclasses_with_overrides": case("""
         def f():
             class I(int):

@@ -815,6 +815,28 @@ CASES = {
             G.append(next(gen(0)))
             return list(G)
     """, expect=[("del", 1), ("del", 2), 0]),
+    # CPython's test_coroutines (test_for_11): an __anext__ result that
+    # cannot be awaited is a TypeError caused by why (__await__'s error).
+    "async_for_invalid_anext_result": case("""
+        def f():
+            out = []
+            class F:
+                def __aiter__(self): return self
+                def __anext__(self): return self
+                def __await__(self): 1 / 0
+            class G:
+                def __aiter__(self): return self
+                def __anext__(self): return 5
+            for cls in (F, G):
+                async def main():
+                    async for _ in cls():
+                        pass
+                try:
+                    main().send(None)
+                except TypeError as e:
+                    out.append((str(e), e.__context__ is e.__cause__))
+            return out
+    """),
     # A generator is named after its function's __name__/__qualname__ (which
     # may have been changed), not its code's.
     "generator_names_follow_the_function": case("""

@@ -326,6 +326,56 @@ CASES = {
             mixed.sort(key=lambda c: (c.v % 2, c))
             return out, words, [c.v for c in mixed]
     """),
+    # CPython's test_descr (special method lookup): list(), tuple() and
+    # sorted() ask the iterable for a length hint after its iterator: a
+    # Python __len__ or __length_hint__ runs (through its descriptor), and
+    # its errors are theirs.
+    "consumers_ask_for_a_length_hint": case("""
+        log = []
+        class Descr:
+            def __init__(self, impl):
+                self.impl = impl
+            def __get__(self, obj, owner):
+                log.append("get")
+                return self.impl.__get__(obj, owner)
+        class MyExc(Exception):
+            pass
+        class Err:
+            def __get__(self, obj, owner):
+                raise MyExc
+        def zero(self):
+            log.append("hint")
+            return 0
+        def f():
+            out = []
+            impls = (Descr(zero), Err(), lambda self: -1, lambda self: "x",
+                     lambda self: 1 / 0, lambda self: NotImplemented, lambda self: {}[0])
+            for impl in impls:
+                class X:
+                    def __iter__(self):
+                        log.append("iter")
+                        return iter([2, 1])
+                    __length_hint__ = impl
+                for consumer in (list, tuple, sorted, set):
+                    try:
+                        out.append(consumer(X()))
+                    except Exception as e:
+                        out.append((type(e).__name__, str(e)))
+            class L:
+                def __iter__(self):
+                    return iter([3])
+                def __len__(self):
+                    log.append("len")
+                    return 1
+            class LT(L):
+                def __len__(self):
+                    raise TypeError("no")
+                def __length_hint__(self):
+                    log.append("hint")
+                    return 1
+            out.append((list(L()), list(LT())))
+            return out, log
+    """),
     "iter_callable_sentinel": case("""
         def f():
             state = [0]

@@ -9,7 +9,7 @@ import operator
 
 from .dunders import bind, call_special, needs_interpreter
 from .lookup import MISSING, host_type, lookup
-from .operators import compare_bool, truth
+from .operators import compare_bool, length_result, truth
 
 _FAST = frozenset({list, tuple, dict, str, range, set, frozenset, bytes, bytearray})
 
@@ -174,6 +174,55 @@ def iterate(vm, obj):
     if not needs_interpreter(lookup(type(it), "__next__")):
         return it
     return _drive(vm, it)
+
+
+def iterate_hinted(vm, obj):
+    """:func:`iterate` for C code that also asks ``obj`` for a length hint
+    after getting its iterator (``list()``, ``tuple()``, ``sorted()``:
+    ``PyObject_LengthHint``), so that ``obj``'s Python ``__len__`` or
+    ``__length_hint__`` runs as there."""
+    if type(obj) in _FAST:
+        return obj
+    it = get_iter(vm, obj)
+    length_hint(vm, obj)
+    if not needs_interpreter(lookup(type(it), "__next__")):
+        return it
+    return _drive(vm, it)
+
+
+def length_hint(vm, obj):
+    """What ``PyObject_LengthHint(obj)`` runs of Python code, with its
+    errors (the hint itself only sizes C's allocation): a Python
+    ``__len__`` (a ``TypeError`` from it is dropped), else a Python
+    ``__length_hint__`` (bound through its descriptor; ``TypeError`` and
+    ``NotImplemented`` mean no hint; anything but an int >= 0 is an
+    error)."""
+    tp = type(obj)
+    method = lookup(tp, "__len__")
+    if method is not MISSING:
+        if not needs_interpreter(method):
+            return
+        failed = False
+        try:
+            length_result(call_special(vm, method, obj))
+        except TypeError:
+            failed = True
+        if not failed:
+            return
+    method = lookup(tp, "__length_hint__")
+    if not needs_interpreter(method):
+        return
+    hint = bind(vm, method, obj, tp)
+    try:
+        result = vm.call(hint, ())
+    except TypeError:
+        return
+    if result is NotImplemented:
+        return
+    if not isinstance(result, int):
+        raise TypeError("__length_hint__ must be an integer, not %s" % type(result).__name__)
+    if result < 0:
+        raise ValueError("__length_hint__() should return >= 0")
 
 
 def _drive(vm, it):

@@ -18,6 +18,7 @@ is reported at least once, and cache hits pay nothing for it.  The cache is
 shared by all threads, so every observer hears every thread's misses (a
 capture may guard a little more than its own run looked up, never less).
 """
+import gc
 from types import FunctionType
 
 MISSING = object()
@@ -103,6 +104,18 @@ def observe(fn, on=True):
 def invalidate():
     """Forget every cached lookup (a class was modified)."""
     _cache.clear()
+
+
+def _on_collection(phase, info):
+    """A full collection (``gc.collect()``) starts: forget every cached
+    lookup, so that the cache (which holds the types it has seen and what
+    their MROs gave) keeps no class or attribute alive that the program
+    dropped, as CPython's type cache, which owns nothing, does not."""
+    if phase == "start" and info["generation"] == 2:
+        _cache.clear()
+
+
+gc.callbacks.append(_on_collection)
 
 
 def python_getter(descr):
