@@ -193,7 +193,9 @@ def load_global(vm, frame, ins):
     ``Item(<module>.__dict__, name)``, guarded by the value's kind (an
     identity guard for a function, class or module); for a builtin, a guard
     that the globals lack the name and a read of
-    ``Item(builtins.__dict__, name)``; `float_move`.
+    ``Item(builtins.__dict__, name)``; `float_move`.  Rule `getitem` for a
+    namespace that is not exactly a dict (capture breaks the graph before
+    such a read).
     """
     name = ins.argval
     namespace = frame.globals
