@@ -25,8 +25,12 @@ What is counted (honestly, and what is not):
   allocator statistic to ask.
 * **after del**: the same count once the compiled callable itself is
   deleted (what the process still holds for good: global caches).
-* **lines**: the entries ``linecache`` gained (generated source, such as
-  torch.fx's ``<eval_with_key>.N``), after the call and after the delete.
+* **lines**: the generated sources ``linecache`` gained (names in angle
+  brackets, such as torch.fx's ``<eval_with_key>.N`` or pyinterp's
+  ``<pyinterp-mock>``), after the call and after the delete.  Real files
+  that tracebacks or FX's ``stack_trace`` read are Python's ordinary cache
+  and are not counted, nor are attrs' per-class methods (made once, when a
+  module is first imported).
 * For scale: the model's parameter bytes and the output's bytes.
 
 A one-time warm-up compiles a small function with both compilers first
@@ -110,6 +114,13 @@ def new_bytes(before):
 # One measurement
 # ---------------------------------------------------------------------------
 
+def generated_sources():
+    """The ``linecache`` keys of generated source: names in angle brackets,
+    less attrs' per-class methods (made once per class at import)."""
+    return {key for key in list(linecache.cache)
+            if key.startswith("<") and not key.startswith("<attrs generated")}
+
+
 def measure(spec, make, mode, seed=1):
     """Retained bytes after the first call of ``make(model)``, and after
     deleting that callable."""
@@ -118,7 +129,7 @@ def measure(spec, make, mode, seed=1):
         model.requires_grad_(False)
     params = sum(p.numel() * p.element_size() for p in model.parameters())
     before = live_storages()
-    lines = set(linecache.cache)
+    lines = generated_sources()
     compiled = make(model)
 
     def first_call():
@@ -130,12 +141,12 @@ def measure(spec, make, mode, seed=1):
 
     out_bytes = first_call()
     retained, count = new_bytes(before)
-    new_lines = len(set(linecache.cache) - lines)
+    new_lines = len(generated_sources() - lines)
     del compiled
     after_del, _ = new_bytes(before)
     return {"retained": retained, "tensors": count, "after_del": after_del,
             "params": params, "output": out_bytes, "lines": new_lines,
-            "lines_after_del": len(set(linecache.cache) - lines)}
+            "lines_after_del": len(generated_sources() - lines)}
 
 
 SYSTEMS = {
