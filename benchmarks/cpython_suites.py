@@ -102,7 +102,7 @@ def _interpret_test(interpret, test):
 
     The wrappers are instance attributes, so unittest's own ``run`` (native)
     finds them where it looks the methods up; the test method's wrapper
-    carries the function's attributes (``__unittest_skip__``,
+    carries the function's unittest marks (``__unittest_skip__``,
     ``__unittest_expecting_failure__``)."""
     if isinstance(test, doctest.DocTestCase):
         test.runTest = interpret(test.runTest)
@@ -112,7 +112,11 @@ def _interpret_test(interpret, test):
         return
     method = getattr(test, name)
     wrapper = interpret(method)
-    wrapper.__dict__.update(getattr(getattr(method, "__func__", method), "__dict__", {}))
+    marks = getattr(getattr(method, "__func__", method), "__dict__", {})
+    # unittest's marks only: a decorated test's __wrapped__ (the undecorated,
+    # unbound function) must not replace the wrapper's own
+    wrapper.__dict__.update({key: value for key, value in marks.items()
+                             if key.startswith("__unittest")})
     setattr(test, name, wrapper)
     test.setUp = interpret(test.setUp)
     test.tearDown = interpret(test.tearDown)
