@@ -73,3 +73,19 @@ def test_refgraph_lines_name_the_rules_that_apply():
         if says_none != (not applicable):
             problems.append("%s: says %r" % (where, paragraph[:40]))
     assert not problems, "\n".join(problems)
+
+
+def test_source_links_point_at_definitions():
+    """Each link of the reference to a handler or a rule (``../file.py#L7``)
+    lands on that file's decorator, ``def`` or ``class`` line."""
+    text = docgen.render(docgen.target_path().read_text())
+    links = re.findall(r"\]\(\.\./([\w/]+\.py)#L(\d+)\)", text)
+    assert len(links) > 200
+    for path, line in set(links):
+        source = (docgen.ROOT / path).read_text().splitlines()[int(line) - 1].strip()
+        assert source.startswith(("@", "def ", "class ")), (path, line, source)
+
+
+def test_learning_path_names_every_family():
+    families = {family for family, _ in docgen._registrations()}
+    assert families == {family for family, _ in docgen.FAMILY_ORDER}

@@ -1,5 +1,5 @@
 """The producers of the docs' listings (see pyinterp/doclistings.py)."""
-from pyinterp.doclistings import EXAMPLES, example, listing
+from pyinterp.doclistings import EXAMPLES, example, listing, printed
 
 
 # --- docs/fuzzing.md: the worked example ------------------------------------
@@ -28,3 +28,25 @@ def shrunk_divergence():
 @listing("fuzz-report")
 def fuzz_report():
     return shrunk_divergence()
+
+
+# --- docs/opcodes.md: one example per family --------------------------------
+
+def _family_listing(family):
+    def produce():
+        import dis
+        import inspect
+
+        fn = getattr(example("opcode_families"), family)
+        return "%s\n\n%s" % (inspect.getsource(fn).rstrip(), printed(dis.dis, fn))
+    return produce
+
+
+def _register_families():
+    from pyinterp.docgen import EXAMPLE_FAMILIES
+
+    for family in EXAMPLE_FAMILIES:
+        listing("family-" + family)(_family_listing(family))
+
+
+_register_families()
