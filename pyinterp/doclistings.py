@@ -62,10 +62,44 @@ def printed(fn, *args, **kwargs):
     return out.getvalue()
 
 
+def session(code, namespace):
+    """``code`` run as at the interactive prompt: each statement echoed
+    after ``>>>``, then what it prints and the repr of an expression's value."""
+    import ast
+
+    out = []
+    lines = code.splitlines()
+    for node in ast.parse(code).body:
+        text = lines[node.lineno - 1:node.end_lineno]
+        out.append(">>> " + text[0])
+        out += ["... " + line for line in text[1:]]
+        result = []
+        if isinstance(node, ast.Expr):
+            expression = compile(ast.Expression(node.value), "<doc>", "eval")
+            shown = printed(lambda: result.append(eval(expression, namespace)))
+        else:
+            shown = printed(exec, compile(ast.Module([node], []), "<doc>", "exec"), namespace)
+        if shown:
+            out.append(shown.rstrip("\n"))
+        if result and result[0] is not None:
+            out.append(repr(result[0]))
+    return "\n".join(out) + "\n"
+
+
+def source_excerpt(path, first, last):
+    """Lines of ``path`` (from the checkout's root) from the first line that
+    contains ``first`` to the next that contains ``last``, headed by where
+    they are."""
+    lines = (ROOT / path).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if first in line)
+    end = next(i for i in range(start, len(lines)) if last in lines[i])
+    return "# %s, lines %d-%d\n%s\n" % (path, start + 1, end + 1, "\n".join(lines[start:end + 1]))
+
+
 def normalise(text):
     """Stable text: no absolute paths of this checkout, no trailing blanks."""
     text = text.replace(str(ROOT) + "/", "")
-    text = re.sub(r" at 0x[0-9a-f]+", " at 0x...", text)
+    text = re.sub(r"0x[0-9a-f]{6,}", "0x...", text)  # addresses (also in generated names)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()) + "\n"
 
 
