@@ -43,6 +43,7 @@ from .errors import (  # noqa: E402
 from .api import interpret  # noqa: E402
 from .capture.traced import trace  # noqa: E402  (imports torch only when used)
 from .capture.explain import explain  # noqa: E402
+from .stepping import Steps, steps  # noqa: E402
 
 
 def log_breaks(enabled=True):
@@ -56,6 +57,8 @@ __all__ = [
     "interpret",
     "trace",
     "explain",
+    "steps",
+    "Steps",
     "log_breaks",
     "GraphBreakError",
     "RecompileLimitWarning",

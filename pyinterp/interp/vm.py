@@ -13,6 +13,7 @@ import sys
 
 from .model import attributes, containers, dunders, operators, text
 from . import calls, excstate, generators, importing
+from . import steps as _steps
 from . import tracebacks
 from .tracebacks import LOOP_CODES, TracebackType, mark_arrival
 from .model import lookup as lookup_module
@@ -385,6 +386,12 @@ def _checked(instructions):
 
 def _checking(handler):
     def checked(vm, frame, ins):
+        recorder = _steps.ACTIVE.recorder
+        if recorder is not None:  # pyinterp.steps: note the step around the check
+            return recorder.run(lambda: checked_call(vm, frame, ins), vm, frame, ins)
+        return checked_call(vm, frame, ins)
+
+    def checked_call(vm, frame, ins):
         before = len(frame.stack)
         regions = vm.regions_run
         result = handler(vm, frame, ins)
