@@ -4,12 +4,16 @@ Runs a few functions natively and inside pyinterp, shows that results,
 exceptions and printed output agree, and then lists the instructions one
 small function executes, with the first line of each handler's docstring
 (the teaching reference).
+
+``python -m pyinterp steps MODULE:FUNCTION [ARG ...]`` instead prints every
+instruction that call executes (``pyinterp.steps``; see docs/steps.md).
 """
 import argparse
 import dataclasses
 import dis
 import io
 import contextlib
+import sys
 
 import pyinterp
 from pyinterp.opcodes.registry import HANDLERS
@@ -139,7 +143,14 @@ def trace_demo():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m pyinterp", description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["steps"]:
+        from pyinterp import stepscli
+
+        return stepscli.main(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m pyinterp", description=__doc__.split("\n\n")[0],
+                                     epilog="python -m pyinterp steps MODULE:FUNCTION [ARG ...] "
+                                            "prints the instructions a call runs (--help there)")
     parser.add_argument("--no-listing", action="store_true", help="skip the instruction listing")
     args = parser.parse_args(argv)
     ok = demo()
