@@ -299,7 +299,8 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
     (int_formatted, EARLY),
     (int_passed_to_a_call, EARLY),
     (int_read_by_locals, "locals() while a Python int"),
-    (arithmetic_result_slices, "BUILD_SLICE on a Python int the graph computes"),
+    # (BUILD_SLICE on 3.11, BINARY_SLICE on 3.12+)
+    (arithmetic_result_slices, "SLICE on a Python int the graph computes"),
     (int_placed_differently_by_arms, EARLY),
 ], ids=lambda v: getattr(v, "__name__", "reason"))
 def test_int_uses_that_break_stay_correct(fn, reason):

@@ -157,9 +157,11 @@ def _flow_step(instructions, ins, h, tainted, slots):
         if name in info.BLOCK_ENDS:
             return out
         if name == "FOR_ITER":
-            if sys.version_info >= (3, 12):
-                return None  # (its exit differs: not followed)
-            out.append((ins.target, h - 1, frozenset(tainted), frozenset(slots)))
+            # exhausted: 3.11 pops the iterator at the jump; 3.12+ jumps to
+            # END_FOR with one more item (dis's jump effect), which END_FOR
+            # (and 3.13's POP_TOP after it) pops with the iterator
+            exhausted = h - 1 if sys.version_info < (3, 12) else h + 1
+            out.append((ins.target, exhausted, frozenset(tainted), frozenset(slots)))
             h += 1
         else:  # (the stack effect when it does not jump)
             h += info.pushes(name, ins.arg) - info.pops(name, ins.arg)
