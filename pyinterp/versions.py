@@ -23,3 +23,24 @@ def unsupported_python_message(version_info, implementation="cpython"):
                 "Run it on a supported version."
                 % ((supported_range_text(),) + tuple(version_info[:3])))
     return None
+
+
+TESTED_TORCH_VERSIONS = ((2, 13),)
+"""The (major, minor) torch versions pyinterp's capture is tested with (CI
+installs ``torch==2.13.0`` on every supported Python)."""
+
+
+def untested_torch_message(torch_version):
+    """A warning's text when ``torch_version`` (``torch.__version__``) is not
+    one capture was tested with, else None."""
+    try:
+        major_minor = tuple(int(part) for part in str(torch_version).split(".")[:2])
+    except ValueError:
+        major_minor = None
+    if major_minor in TESTED_TORCH_VERSIONS:
+        return None
+    tested = ", ".join("%d.%d" % v for v in TESTED_TORCH_VERSIONS)
+    return ("pyinterp.trace is tested with torch %s; this is torch %s. Capture may "
+            "break the graph more often, and where it cannot model an operation it "
+            "runs it natively; please report anything that differs from eager."
+            % (tested, torch_version))

@@ -21,7 +21,7 @@ from ..codegen import collector
 from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 from ..interp.tracebacks import user_traceback
-from . import sourcelines
+from . import sourcelines, torchversion
 from .cache import RETIRED, Entries, Entry
 from .partial.callees import Callees
 
@@ -82,6 +82,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     ``fullgraph`` a break raises :class:`GraphBreakError`.  The cyclic collector is paused throughout
     (see :mod:`pyinterp.codegen.collector`).
     """
+    torchversion.warn_if_untested()
     with collector.paused(), sourcelines.recording() as lines:
         try:
             out = _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
