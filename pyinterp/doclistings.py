@@ -89,16 +89,18 @@ def session(code, namespace):
 def source_excerpt(path, first, last):
     """Lines of ``path`` (from the checkout's root) from the first line that
     contains ``first`` to the next that contains ``last``, headed by where
-    they are."""
+    they are (the file, not the line numbers: an edit above the excerpt
+    leaves it up to date)."""
     lines = (ROOT / path).read_text().splitlines()
     start = next(i for i, line in enumerate(lines) if first in line)
     end = next(i for i in range(start, len(lines)) if last in lines[i])
-    return "# %s, lines %d-%d\n%s\n" % (path, start + 1, end + 1, "\n".join(lines[start:end + 1]))
+    return "# %s\n%s\n" % (path, "\n".join(lines[start:end + 1]))
 
 
 def normalise(text):
     """Stable text: no absolute paths of this checkout, no trailing blanks."""
     text = text.replace(str(ROOT) + "/", "")
+    text = re.sub(r"/\S*/site-packages/", "site-packages/", text)  # torch's files
     text = re.sub(r"0x[0-9a-f]{6,}", "0x...", text)  # addresses (also in generated names)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()) + "\n"
 
