@@ -34,11 +34,14 @@ def fuzz_report():
 
 def _family_listing(family):
     def produce():
-        import dis
         import inspect
 
-        fn = getattr(example("opcode_families"), family)
-        return "%s\n\n%s" % (inspect.getsource(fn).rstrip(), printed(dis.dis, fn))
+        families = example("opcode_families")
+        fn = getattr(families, family)
+        args = families.ARGUMENTS[family]
+        return "%s\n\n>>> print(pyinterp.steps(%s%s))\n%s" % (
+            inspect.getsource(fn).rstrip(), family,
+            "".join(", %r" % (a,) for a in args), steps_table(fn, *args))
     return produce
 
 
@@ -203,3 +206,24 @@ def explain_graphmend():
     text = str(pyinterp.explain(t.clip_if_large, t.example_input(3)))
     return _sections(text, ("Graph count", "Graph break count", "Ops per graph", "Mock",
                             "Graph 0"))
+
+
+# --- `pyinterp.steps` tables --------------------------------------------------
+
+def steps_table(fn, *args, capture=False, **options):
+    """The table ``print(pyinterp.steps(fn, *args))`` shows (what the
+    program prints is left out)."""
+    import pyinterp
+
+    found = []
+    printed(lambda: found.append(pyinterp.steps(fn, *args, capture=capture)))
+    return found[0].format(**options)
+
+
+listing("steps-area")(lambda: steps_table(_tut().area, 3, 4))
+listing("steps-safe_ratio")(lambda: steps_table(_tut().safe_ratio, 1, 0))
+listing("steps-sum_of_squares")(lambda: steps_table(_tut().sum_of_squares, 2, 3))
+listing("steps-capture-scale")(
+    lambda: steps_table(_tut().Scale(), _tut().example_input(3, 4), capture=True))
+listing("steps-capture-graphmend")(
+    lambda: steps_table(_tut().clip_if_large, _tut().example_input(3), capture=True))

@@ -1,7 +1,5 @@
 """One tiny function per opcode family, for the learning path of
-docs/opcodes.md (its listings show their bytecode)."""
-import os.path
-
+docs/opcodes.md (its listings show the steps each one executes)."""
 LIMIT = 10
 
 
@@ -42,13 +40,20 @@ def exceptions(d):
         return None
 
 
+def countdown(n):
+    while n:
+        yield n              # the frame stops here, and resumes on next()
+        n -= 1
+
+
 def generators(n):
-    yield from range(n)
+    return sum(countdown(n))
 
 
 def imports():
+    import os.path           # binds os; os.path is imported too
     from os import sep
-    return sep + os.path.basename("a/b")
+    return os.path.sep + sep
 
 
 def pattern(point):
@@ -57,3 +62,11 @@ def pattern(point):
             return y
         case _:
             return None
+
+
+ARGUMENTS = {
+    "stack": (1, 2, 3), "names": (1,), "arith": (1, [2]), "build": (1, 2),
+    "control": (4,), "calls": ([3, -5],), "exceptions": ({},), "generators": (2,),
+    "imports": (), "pattern": ((0, 5),),
+}
+"""The arguments each example is called with."""
