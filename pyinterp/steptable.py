@@ -37,7 +37,9 @@ def format_steps(steps, color=False, function=None, lines=None, limit=DEFAULT_LI
             out.append(paint("head", "%13s%s%s  (%s)" % ("", indent, step.code,
                                                          _path(step.filename))))
         text = (indent + step.opname + (" " + step.argrepr if step.argrepr else ""))
-        text = text[:_INSTRUCTION_WIDTH].ljust(_INSTRUCTION_WIDTH)
+        # (never cut: a longer instruction, deep in calls, pushes its row's
+        # stack column right rather than lose its jump target)
+        text = text.ljust(_INSTRUCTION_WIDTH)
         opname_at = len(indent)
         instruction = (text[:opname_at] + paint("op", text[opname_at:opname_at + len(step.opname)])
                        + paint("arg", text[opname_at + len(step.opname):]))

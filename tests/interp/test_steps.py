@@ -240,6 +240,29 @@ def test_the_table_indents_callees_and_filters():
     assert "BUILD_LIST" in ranged and "FOR_ITER" not in ranged
 
 
+def _deep_branch(flag):
+    if flag:
+        return 1
+    return 0
+
+
+def _deep_middle(flag):
+    return _deep_branch(flag)
+
+
+def _deep_outer(flag):
+    return _deep_middle(flag)
+
+
+def test_deep_instructions_are_shown_whole():
+    # a jump's target, two calls deep, used to be cut to the column's width
+    steps = pyinterp.steps(_deep_outer, True)
+    jump = next(s for s in steps if s.code.endswith("_deep_branch") and "to " in s.argrepr)
+    assert jump.depth == 2
+    row = next(r for r in str(steps).splitlines() if jump.opname in r)
+    assert (jump.opname + " " + jump.argrepr) in row
+
+
 def test_long_runs_are_truncated_with_a_count():
     steps = pyinterp.steps(loop_and_call, 30, 0)
     table = steps.format(limit=10)
