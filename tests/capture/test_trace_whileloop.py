@@ -84,12 +84,40 @@ def value_also_bound_before(x):
     return x + h
 
 
+def with_an_else(x):
+    while x.norm() > 1:
+        x = x / 2
+    else:  # (the top test's target: the loop's exit on every layout)
+        x = x + 1
+    return x
+
+
 @pytest.mark.parametrize("fn", [halve_until_small, with_a_temporary, two_carried_values,
                                 if_inside_the_body, loop_after_other_ops,
-                                value_also_bound_before],
+                                value_also_bound_before, with_an_else],
                          ids=lambda f: f.__name__)
 def test_data_dependent_while_is_one_graph(fn):
     _check_one_loop_graph(fn)
+
+
+def test_the_running_versions_loop_layout_is_recognised():
+    """3.11 tests again at the bottom with a backward conditional jump; 3.12+
+    with a forward one past the loop, then a plain backward jump: one
+    recogniser, from the opcode facts, finds both."""
+    from pyinterp.capture.graphmend import whileloop
+    from pyinterp.interp.frame import decoded_for
+
+    instructions = decoded_for(halve_until_small.__code__).instructions
+    found = [(ins, whileloop.loop_of(instructions, ins)) for ins in instructions]
+    loops = [(ins, loop) for ins, loop in found if loop is not None]
+    assert len(loops) == 1
+    top, loop = loops[0]
+    assert (loop.body, loop.exit) == (top.index + 1, top.target)
+    bottom = instructions[loop.bottom]
+    assert bottom.opname == top.opname or bottom.target == loop.body
+    # (the bottom test repeats the top one: the same instructions before it)
+    assert [i.opname for i in instructions[loop.bottom - 4:loop.bottom]] \
+        == [i.opname for i in instructions[top.index - 4:top.index]]
 
 
 class Shrink(torch.nn.Module):
@@ -158,6 +186,15 @@ def break_statement(x):
     return x
 
 
+def continue_statement(x):
+    while x.norm() > 1:
+        x = x / 2
+        if x.sum() > 0:
+            continue
+        x = x * 0.9
+    return x
+
+
 def growing_shape(x):
     while x.sum() < 100:
         x = torch.cat([x, x.abs() + 1])
@@ -178,7 +215,7 @@ def random_in_the_body(x):
 
 
 @pytest.mark.parametrize("fn", [python_counter, item_in_the_test, break_statement,
-                                growing_shape, printed_in_the_body, random_in_the_body],
+                                continue_statement, growing_shape, printed_in_the_body, random_in_the_body],
                          ids=lambda f: f.__name__)
 def test_loops_that_cannot_be_one_node_break_and_stay_correct(fn, capsys):
     explanation = pyinterp.explain(fn, *_args(40.0))

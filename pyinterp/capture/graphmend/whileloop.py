@@ -2,11 +2,22 @@
 
 ``while x.norm() > 1: x = x / 2`` runs a number of times that depends on
 tensor data, so a plain trace breaks at its test on every iteration.
-CPython 3.11 compiles such a loop with its test twice: at the top, a
-forward jump past the loop when the test is false, and at the bottom, a
-backward jump to the body when it is true.  When the top test's condition
-is a one-element tensor (and :mod:`.speculate` found no join: a loop has
-none):
+CPython compiles such a loop with its test twice: at the top, a forward
+jump past the loop when the test is false, and again at the bottom.  The
+bottom test's layout depends on the version, which :func:`loop_of` reads
+from the opcode facts (:mod:`pyinterp.opcodes.info`), not from the version:
+
+* 3.11: a backward conditional jump to the body when the test is true
+  (``POP_JUMP_BACKWARD_IF_TRUE``);
+* 3.12, 3.13: a forward conditional jump past the loop when the test is
+  false (the top test's target), then an unconditional backward jump to
+  the body (``POP_JUMP_IF_FALSE``, ``JUMP_BACKWARD``).  3.13's
+  ``COMPARE_OP`` converts its result to a bool itself, and a ``TO_BOOL``
+  precedes other tests: the conversion runs before either test's jump.
+
+In both, the bottom test's condition is true when the loop goes on.  When
+the top test's condition is a one-element tensor (and :mod:`.speculate`
+found no join: a loop has none):
 
 * the body runs once, speculatively, as a branch's arm does (no outside
   writes, no random numbers, no appends, forward jumps only), from its
@@ -46,22 +57,41 @@ from ...opcodes import info
 from ...opcodes.signals import NULL
 
 # (:func:`loop_of` checks the directions: the top test jumps forward, past
-# the loop, the bottom one back, to the body.)
+# the loop, the bottom one back to the body, or past the loop before a
+# backward jump to the body.)
 _TOP_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_FALSE
 _BOTTOM_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_TRUE
+_BACK_EDGES = info.UNCONDITIONAL_JUMPS & info.BACKWARD_JUMPS
 WHILE_LOOP = torch.ops.higher_order.while_loop
 
 
+@attrs.frozen
+class Loop:
+    """Where a ``while`` loop's parts are (indices into its instructions)."""
+
+    body: int
+    """The body's first instruction (after the top test)."""
+    bottom: int
+    """The bottom test's conditional jump (the body runs up to it)."""
+    exit: int
+    """The first instruction after the loop (the top test's target)."""
+
+
 def loop_of(instructions, ins):
-    """``(body, bottom)``: the first instruction of the loop body and the
-    index of its bottom test, if ``ins`` is the top test of a ``while`` loop
-    laid out as above; else None."""
+    """The :class:`Loop` whose top test is ``ins``, if ``ins`` is the top
+    test of a ``while`` loop laid out as above (either layout); else None."""
     if ins.opname not in _TOP_TESTS or ins.target is None or ins.target <= ins.index + 1:
         return None
-    bottom = instructions[ins.target - 1]
-    if bottom.opname not in _BOTTOM_TESTS or bottom.target != ins.index + 1:
+    body, exit = ins.index + 1, ins.target
+    last = instructions[exit - 1]
+    if last.opname in _BOTTOM_TESTS and last.target == body:  # (a tested back edge)
+        return Loop(body, last.index, exit)
+    if last.opname not in _BACK_EDGES or last.target != body or exit - 2 < body:
         return None
-    return ins.index + 1, bottom.index
+    test = instructions[exit - 2]  # (a test past the loop, then a plain back edge)
+    if test.opname in _TOP_TESTS and test.target == exit:
+        return Loop(body, test.index, exit)
+    return None
 
 
 def try_loop(vm, frame, ins, cond):
@@ -74,7 +104,7 @@ def try_loop(vm, frame, ins, cond):
     if shape is None or cond.numel() != 1 or cap.speculation.depth or cap.recording.ints \
             or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
         return None
-    body, bottom = shape
+    body, bottom = shape.body, shape.bottom
     rec = cap.recording.recorder
     fast0, stack0 = list(frame.fast), list(frame.stack)
     first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
@@ -92,7 +122,7 @@ def try_loop(vm, frame, ins, cond):
         with torch._C.DisableTorchFunction():  # our own check: not recorded
             drew = not torch.equal(rng0, torch.random.get_rng_state())
         if not appended and not drew:
-            dead = joins.dead_outside(instructions, set(range(body, bottom + 1)))
+            dead = joins.dead_outside(instructions, set(range(body, shape.exit)))
             result = _build(rec, (fast0, stack0), (list(frame.fast), list(frame.stack)), mark,
                             pred0, dead)
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
@@ -106,7 +136,7 @@ def try_loop(vm, frame, ins, cond):
         speculate.discard_ops(rec, first, ops0)
         return None
     frame.fast[:] = result
-    return instructions[bottom].index + 1
+    return shape.exit
 
 
 def _predicate(cond):
