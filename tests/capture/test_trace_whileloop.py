@@ -92,9 +92,16 @@ def with_an_else(x):
     return x
 
 
+def truth_of_a_tensor(x):
+    # (3.13: TO_BOOL before each test's jump, not COMPARE_OP's bool bit)
+    while (x.norm() > 1).any():
+        x = x / 2
+    return x
+
+
 @pytest.mark.parametrize("fn", [halve_until_small, with_a_temporary, two_carried_values,
                                 if_inside_the_body, loop_after_other_ops,
-                                value_also_bound_before, with_an_else],
+                                value_also_bound_before, with_an_else, truth_of_a_tensor],
                          ids=lambda f: f.__name__)
 def test_data_dependent_while_is_one_graph(fn):
     _check_one_loop_graph(fn)
