@@ -11,9 +11,11 @@ from the opcode facts (:mod:`pyinterp.opcodes.info`), not from the version:
   (``POP_JUMP_BACKWARD_IF_TRUE``);
 * 3.12, 3.13: a forward conditional jump past the loop when the test is
   false (the top test's target), then an unconditional backward jump to
-  the body (``POP_JUMP_IF_FALSE``, ``JUMP_BACKWARD``).  3.13's
-  ``COMPARE_OP`` converts its result to a bool itself, and a ``TO_BOOL``
-  precedes other tests: the conversion runs before either test's jump.
+  the body (``POP_JUMP_IF_FALSE``, ``JUMP_BACKWARD``).  3.13 converts
+  each test's condition to a bool before its jump (``TO_BOOL``, or
+  ``COMPARE_OP``'s bool bit); the rewrite needs the condition to reach the
+  jump as the tensor it is, so on 3.13 it works only where that conversion
+  is left to the jump (the decoder's business, not this module's).
 
 In both, the bottom test's condition is true when the loop goes on.  When
 the top test's condition is a one-element tensor (and :mod:`.speculate`
