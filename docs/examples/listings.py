@@ -77,17 +77,26 @@ for _name in ("area", "safe_ratio", "sum_of_squares"):
 def interpret_area():
     import pyinterp
 
-    return session("import pyinterp\n"
-                   "area(3, 4)\n"
-                   "pyinterp.interpret(area)(3, 4)\n"
-                   "pyinterp.interpret(safe_ratio)(1, 0)\n",
-                   {"pyinterp": pyinterp, "area": _tut().area, "safe_ratio": _tut().safe_ratio})
+    return session("area(3, 4)\n"
+                   "pyinterp.interpret(area)(3, 4)\n",
+                   {"pyinterp": pyinterp, "area": _tut().area})
 
 
 @listing("vm-loop", "python")
 def vm_loop():
-    return source_excerpt("pyinterp/interp/vm.py", "    def loop(self, frame, exc):",
-                          "                exc = e")
+    """The two loops of ``Interpreter.loop`` and the handler call: the
+    inline instructions and the internal-error path are left out."""
+    path = "pyinterp/interp/vm.py"
+    lines = source_excerpt(path, "    def loop(self, frame, exc):",
+                           "                exc = e").splitlines()[1:]
+    start = next(i for i, line in enumerate(lines) if line == "        while True:")
+    fetch = next(i for i, line in enumerate(lines) if "pc += 1" in line)
+    call = next(i for i, line in enumerate(lines) if "result = ins.fn(" in line)
+    internal = next(i for i, line in enumerate(lines) if "except PyinterpInternal" in line)
+    caught = next(i for i, line in enumerate(lines) if "except BaseException" in line)
+    skipped = " " * 20 + "# ... (the commonest instructions run inline here)"
+    return "# %s: Interpreter.loop, shortened\n%s\n" % (path, "\n".join(
+        lines[start:fetch + 1] + [skipped] + lines[call:internal] + lines[caught:]))
 
 
 @listing("handler-binary-op", "python")
@@ -104,8 +113,10 @@ def vm_unwind():
 
 @listing("handler-call", "python")
 def handler_call():
-    return (source_excerpt("opcodes/calls.py", "    fn, args = pop_call(stack, ins.arg)",
-                           "        stack.append(vm.call(fn, args, kwargs))")
+    header = source_excerpt("opcodes/calls.py", '@opcode("CALL")', "def call(vm, frame, ins):")
+    body = source_excerpt("opcodes/calls.py", "    stack = frame.stack",
+                          "        stack.append(vm.call(fn, args, kwargs))")
+    return (header + '    """(docstring left out)"""\n' + body.split("\n", 1)[1]
             + "\n" + source_excerpt("pyinterp/interp/calls.py",
                                     "def call_function(vm, func, args, kwargs=None):",
                                     "    return frame.retval"))
@@ -129,8 +140,36 @@ def explain_scale():
 
     t = _tut()
     text = str(pyinterp.explain(t.Scale(), t.example_input(3, 4)))
-    return _sections(text, ("Graph count", "Graph break count", "Ops per graph", "Guards",
+    text = _sections(text, ("Graph count", "Graph break count", "Ops per graph", "Guards",
                             "Mock", "Graph 0"))
+    return ">>> print(pyinterp.explain(Scale(), example_input(3, 4)))\n" + _few_guards(text)
+
+
+SHOWN_GUARDS = ("type(args[0]) is torch.Tensor", "type(Scale.calls) is list",
+                "type(Scale.factor) is float", "tutorial_examples.__dict__['torch'] is torch",
+                "'linear' not in Scale.__dict__", "no_module_hooks(Scale.__dict__)",
+                "torch.nn.modules.linear.__dict__['F'].linear is",
+                "tutorial_examples.Scale.__dict__['forward'].__code__ is")
+"""The guards of ``explain-scale`` shown (the whole list is long)."""
+
+
+def _few_guards(text):
+    """``text`` with only the guards that start with one of
+    :data:`SHOWN_GUARDS` (in the order of the report), and a line saying
+    how many are left out."""
+    out, guards, shown = [], False, 0
+    for line in text.splitlines():
+        if line.startswith("Guards ("):
+            guards, total = True, int(line[len("Guards ("):line.index(")")])
+        elif guards and not line.startswith(" "):
+            out.append("  ... (%d more guards)" % (total - shown))
+            guards = False
+        elif guards:
+            if not line.strip().startswith(SHOWN_GUARDS):
+                continue
+            shown += 1
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 @listing("trace-scale")
@@ -159,43 +198,52 @@ def explain_break():
     explanation = []
     shown = printed(lambda: explanation.append(pyinterp.explain(t.with_break,
                                                                 t.example_input(3))))
-    text = "printed by the run: %s%s" % (shown, explanation[0])
-    return _sections(text, ("printed", "Graph count", "Graph break count", "Ops per graph",
-                            "Break reasons", "Graph 0", "Graph 1"))
+    text = _sections(str(explanation[0]), ("Graph count", "Graph break count",
+                                            "Ops per graph", "Break reasons", "Graph 0",
+                                            "Graph 1"))
+    return ">>> print(pyinterp.explain(with_break, example_input(3)))\n%s%s" % (shown, text)
 
 
-def _split_entry():
+SPLIT = ("fast = pyinterp.trace(with_break, backend=\"eager\")\n"
+         "x = example_input(3)\n"
+         "_ = fast(x)\n"
+         "_ = fast(x)\n"
+         "(entry,) = fast._entries        # the cache (private): its one entry\n"
+         "print(entry.trace.mock_text)\n"
+         "print(entry.trace.graphs[0].code.strip())\n")
+"""The session of ``split-mock`` (``resume-dis`` goes on from it)."""
+
+RESUME = ("resume = entry.mock.__globals__[\"resume_with_break\"]\n"
+          "dis.dis(resume.__wrapped__)    # the resume function's bytecode\n"
+          "(resumed,) = resume._entries   # its own cache entry\n"
+          "from pyinterp.capture.traced import describe_guard\n"
+          "for g in resumed.trace.guards:\n"
+          "    print(describe_guard(g, resumed.trace.param_names))\n"
+          "print(resumed.trace.mock_text)\n"
+          "print(resumed.trace.graphs[0].code.strip())\n")
+"""The session of ``resume-dis``."""
+
+
+def _split_namespace():
+    import dis
+
     import pyinterp
 
     t = _tut()
-    fast = pyinterp.trace(t.with_break, backend="eager")
-    x = t.example_input(3)
-    printed(fast, x)
-    printed(fast, x)
-    (entry,) = list(fast._entries)
-    return fast, entry
+    return {"pyinterp": pyinterp, "dis": dis, "with_break": t.with_break,
+            "example_input": t.example_input}
 
 
 @listing("split-mock")
 def split_mock():
-    fast, entry = _split_entry()
-    return entry.trace.mock_text + "\n" + entry.trace.graphs[0].code.strip()
+    return session(SPLIT, _split_namespace())
 
 
 @listing("resume-dis")
 def resume_dis():
-    import dis
-
-    fast, entry = _split_entry()
-    resume = entry.mock.__globals__["resume_with_break"]
-    (resumed,) = list(resume._entries)
-    from pyinterp.capture.traced import describe_guard
-
-    trace = resumed.trace
-    guards = [describe_guard(g, trace.param_names) for g in trace.guards]
-    return "%s\n\n# its entry's guards, mock and graph:\n%s\n%s\n%s" % (
-        printed(dis.dis, resume.__wrapped__).rstrip(), "\n".join(guards),
-        trace.mock_text.rstrip(), trace.graphs[0].code.strip())
+    namespace = _split_namespace()
+    printed(session, SPLIT, namespace)
+    return session(RESUME, namespace)
 
 
 @listing("explain-graphmend")
@@ -204,8 +252,8 @@ def explain_graphmend():
 
     t = _tut()
     text = str(pyinterp.explain(t.clip_if_large, t.example_input(3)))
-    return _sections(text, ("Graph count", "Graph break count", "Ops per graph", "Mock",
-                            "Graph 0"))
+    return ">>> print(pyinterp.explain(clip_if_large, example_input(3)))\n" + _sections(
+        text, ("Graph count", "Graph break count", "Ops per graph", "Mock", "Graph 0"))
 
 
 # --- `pyinterp.steps` tables --------------------------------------------------
@@ -220,10 +268,18 @@ def steps_table(fn, *args, capture=False, **options):
     return found[0].format(**options)
 
 
-listing("steps-area")(lambda: steps_table(_tut().area, 3, 4))
-listing("steps-safe_ratio")(lambda: steps_table(_tut().safe_ratio, 1, 0))
-listing("steps-sum_of_squares")(lambda: steps_table(_tut().sum_of_squares, 2, 3))
+def _steps_listing(call, fn, *args, capture=False):
+    """The ``>>> print(pyinterp.steps(CALL))`` line, then its table."""
+    return ">>> print(pyinterp.steps(%s))\n%s" % (call, steps_table(fn, *args, capture=capture))
+
+
+listing("steps-area")(lambda: _steps_listing("area, 3, 4", _tut().area, 3, 4))
+listing("steps-safe_ratio")(lambda: _steps_listing("safe_ratio, 1, 0", _tut().safe_ratio, 1, 0))
+listing("steps-sum_of_squares")(
+    lambda: _steps_listing("sum_of_squares, 2, 3", _tut().sum_of_squares, 2, 3))
 listing("steps-capture-scale")(
-    lambda: steps_table(_tut().Scale(), _tut().example_input(3, 4), capture=True))
+    lambda: _steps_listing("Scale(), example_input(3, 4), capture=True", _tut().Scale(),
+                           _tut().example_input(3, 4), capture=True))
 listing("steps-capture-graphmend")(
-    lambda: steps_table(_tut().clip_if_large, _tut().example_input(3), capture=True))
+    lambda: _steps_listing("clip_if_large, example_input(3), capture=True",
+                           _tut().clip_if_large, _tut().example_input(3), capture=True))
