@@ -99,9 +99,17 @@ def truth_of_a_tensor(x):
     return x
 
 
+def negated_test(x):
+    # (the not is the jumps' polarity: they leave the loop on a true test)
+    while not x.abs().max() < 0.1:
+        x = x * 0.5
+    return x
+
+
 @pytest.mark.parametrize("fn", [halve_until_small, with_a_temporary, two_carried_values,
                                 if_inside_the_body, loop_after_other_ops,
-                                value_also_bound_before, with_an_else, truth_of_a_tensor],
+                                value_also_bound_before, with_an_else, truth_of_a_tensor,
+                                negated_test],
                          ids=lambda f: f.__name__)
 def test_data_dependent_while_is_one_graph(fn):
     _check_one_loop_graph(fn)

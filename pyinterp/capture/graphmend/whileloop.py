@@ -19,7 +19,8 @@ from the opcode facts (:mod:`pyinterp.opcodes.info`), not from the version:
 
 In both, the bottom test's condition is true when the loop goes on.  When
 the top test's condition is a one-element tensor (and :mod:`.speculate`
-found no join: a loop has none):
+found no join: a loop has none; ``while not c`` is the same layout with
+jumps of the other polarity, and runs on ``logical_not(c)``):
 
 * the body runs once, speculatively, as a branch's arm does (no outside
   writes, no random numbers, no appends, forward jumps only), from its
@@ -61,8 +62,8 @@ from ...opcodes.signals import NULL
 # (:func:`loop_of` checks the directions: the top test jumps forward, past
 # the loop, the bottom one back to the body, or past the loop before a
 # backward jump to the body.)
-_TOP_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_FALSE
-_BOTTOM_TESTS = info.TRUTH_TESTS & info.JUMPS_IF_TRUE
+# A test that jumps past the loop when its condition is true (``while not
+# c``: the ``not`` is the jump's polarity) runs the loop on ``not c``.
 _BACK_EDGES = info.UNCONDITIONAL_JUMPS & info.BACKWARD_JUMPS
 WHILE_LOOP = torch.ops.higher_order.while_loop
 
@@ -77,22 +78,28 @@ class Loop:
     """The bottom test's conditional jump (the body runs up to it)."""
     exit: int
     """The first instruction after the loop (the top test's target)."""
+    negated: bool
+    """The tests leave the loop when their condition is true."""
 
 
 def loop_of(instructions, ins):
     """The :class:`Loop` whose top test is ``ins``, if ``ins`` is the top
     test of a ``while`` loop laid out as above (either layout); else None."""
-    if ins.opname not in _TOP_TESTS or ins.target is None or ins.target <= ins.index + 1:
+    if ins.opname not in info.TRUTH_TESTS or ins.target is None \
+            or ins.target <= ins.index + 1:
         return None
     body, exit = ins.index + 1, ins.target
+    negated = ins.opname in info.JUMPS_IF_TRUE
     last = instructions[exit - 1]
-    if last.opname in _BOTTOM_TESTS and last.target == body:  # (a tested back edge)
-        return Loop(body, last.index, exit)
+    if last.opname in info.TRUTH_TESTS and (last.opname in info.JUMPS_IF_TRUE) != negated \
+            and last.target == body:  # (a tested back edge: it jumps to go on)
+        return Loop(body, last.index, exit, negated)
     if last.opname not in _BACK_EDGES or last.target != body or exit - 2 < body:
         return None
     test = instructions[exit - 2]  # (a test past the loop, then a plain back edge)
-    if test.opname in _TOP_TESTS and test.target == exit:
-        return Loop(body, test.index, exit)
+    if test.opname in info.TRUTH_TESTS and (test.opname in info.JUMPS_IF_TRUE) == negated \
+            and test.target == exit:  # (it jumps to leave, as the top test)
+        return Loop(body, test.index, exit, negated)
     return None
 
 
@@ -110,7 +117,7 @@ def try_loop(vm, frame, ins, cond):
     rec = cap.recording.recorder
     fast0, stack0 = list(frame.fast), list(frame.stack)
     first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
-    pred0 = _predicate(cond)  # (recorded: the loop's first carried input)
+    pred0 = _predicate(cond, shape.negated)  # (recorded: the loop's first carried input)
     mark = len(rec.graph.nodes)  # (the body's ops start here)
     rng0 = torch.random.get_rng_state()
     result = None
@@ -126,7 +133,7 @@ def try_loop(vm, frame, ins, cond):
         if not appended and not drew:
             dead = joins.dead_outside(instructions, set(range(body, shape.exit)))
             result = _build(rec, (fast0, stack0), (list(frame.fast), list(frame.stack)), mark,
-                            pred0, dead)
+                            pred0, dead, shape.negated)
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
         result = None
     finally:
@@ -141,13 +148,15 @@ def try_loop(vm, frame, ins, cond):
     return shape.exit
 
 
-def _predicate(cond):
-    """``cond`` as a 0-d bool tensor (recorded when it is a new op)."""
+def _predicate(cond, negated):
+    """``cond`` (``not cond`` when ``negated``) as a 0-d bool tensor, true
+    while the loop goes on (recorded when it is a new op)."""
     pick = cond if cond.dtype is torch.bool else cond.bool()
-    return pick.reshape(()) if pick.dim() else pick
+    pick = pick.reshape(()) if pick.dim() else pick
+    return pick.logical_not() if negated else pick
 
 
-def _build(rec, before, after, mark, pred0, dead):
+def _build(rec, before, after, mark, pred0, dead, negated):
     """Replace the body's recorded ops by one ``while_loop`` node; return the
     frame's locals after the loop, or None when the rules do not hold.
     ``before`` and ``after`` are the frame's ``(locals, stack)`` before and
@@ -156,7 +165,7 @@ def _build(rec, before, after, mark, pred0, dead):
     change = _frame_change(before, after, dead)
     if change is None:
         return None
-    loop = _extract(rec, mark, before[0], after[0], change)
+    loop = _extract(rec, mark, before[0], after[0], change, negated)
     if loop is None:
         return None
     return _record(rec, pred0, before[0], change, loop)
@@ -212,11 +221,11 @@ def _frame_change(before, after, dead):
     return _Change(carried, temporaries, bottom_cond)
 
 
-def _extract(rec, mark, fast0, fast1, change):
+def _extract(rec, mark, fast0, fast1, change, negated):
     """The body's ops since node ``mark`` as :class:`_Subgraphs`, or None
     when they touch global state, feed ops outside the body, or read a
     value that is not a tensor or needs grad."""
-    pred1 = _predicate(change.bottom_cond)  # recorded inside the body
+    pred1 = _predicate(change.bottom_cond, negated)  # recorded inside the body
     inside = [n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"]
     if any(n.target in condmerge.STATE_TARGETS for n in inside):
         return None
