@@ -110,6 +110,15 @@ TRUTH_TESTS = (JUMPS_IF_TRUE | JUMPS_IF_FALSE) - KEEPS_ON_JUMP
 """The conditional jumps that pop their condition and jump on its truth
 (``if``, ``while``, ``assert``; not the ``None`` tests)."""
 
+CONVERTS_TO_BOOL = for_running({SINCE_313: ("TO_BOOL",)})
+"""3.13: converts the top to an exact bool (``if``/``while`` conditions,
+``not``, ``and``/``or`` tests), as ``COMPARE_OP``'s bool bit does its
+result.  Right before one of :data:`TRUTH_TESTS` the conversion is the
+jump's own truth test done one instruction early: the decoder folds such a
+pair into the jump (``ins.to_bool`` False, see
+``pyinterp.interp.decode``), so that every version tests a condition at the
+jump, and the analyses read the folded ``TO_BOOL`` as a no-op."""
+
 UNCONDITIONAL_JUMPS = for_running({
     ALL: ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT"),
 })
@@ -136,6 +145,19 @@ SLOT_PAIR_OPERANDS = for_running({
 })
 """3.13's superinstructions whose argument packs two local slots,
 ``(first << 4) | second``."""
+
+SLOT_PAIR_HALVES = {
+    name: halves for name, halves in (
+        ("LOAD_FAST_LOAD_FAST", ("LOAD_FAST", "LOAD_FAST")),
+        ("STORE_FAST_LOAD_FAST", ("STORE_FAST", "LOAD_FAST")),
+        ("STORE_FAST_STORE_FAST", ("STORE_FAST", "STORE_FAST")),
+    ) if name in SLOT_PAIR_OPERANDS}
+"""3.13's slot-pair superinstruction -> the two instructions it does, in
+order, the first on the first slot (``LOAD_FAST_LOAD_FAST`` is two
+``LOAD_FAST``; ``STORE_FAST_LOAD_FAST`` stores the top into its first
+slot, then loads its second; ``STORE_FAST_STORE_FAST`` stores the top into
+its first slot, then the next into its second).  Analyses that follow
+values through locals read them as these halves."""
 
 SLOT_OPERANDS = frozenset(
     dis.opname[op] for op in dis.haslocal + dis.hasfree) & _REAL - SLOT_PAIR_OPERANDS

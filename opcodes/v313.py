@@ -18,14 +18,15 @@ _V313 = (3, 13)
 def to_bool(vm, frame, ins):
     """``(value -- bool)`` 3.13: ``bool(value)`` before a conditional jump or
     ``not`` (``__bool__``/``__len__`` interpreted), which then require an
-    exact bool.
+    exact bool.  Right before a truth-test jump the decoder folds it into
+    the jump (``ins.to_bool`` False): the value stays, the jump tests it.
 
     RefGraph: rule `truth`, as ``UNARY_NOT`` (the truth of a tensor breaks
     the graph here, rule `torch_function`).
     """
     stack = frame.stack
     value = stack[-1]
-    if value.__class__ is not bool:
+    if ins.to_bool and value.__class__ is not bool:
         stack[-1] = vm.truth(value)
 
 

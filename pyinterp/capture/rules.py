@@ -228,6 +228,9 @@ int_model("SWAP", _INTS + "_swap")
 int_model("BINARY_OP", _INTS + "_binary_op")
 int_model("CALL", _INTS + "_call")
 int_model("COMPARE_OP", _INTS + "_compare_op")
+int_model("TO_BOOL", _INTS + "_to_bool", since=_V313)
+for _opname in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST"):
+    int_model(_opname, _INTS + "_slot_pair", since=_V313)
 for _opname in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
     int_model(_opname, _INTS + "_jump", since=_V312)
 for _opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE",

@@ -32,7 +32,7 @@ import weakref
 
 from ..errors import PyinterpError, UnsupportedOpcodeError
 from ..ownbuiltins import private_module
-from ..opcodes.info import SLOT_OPERANDS, SLOT_PAIR_OPERANDS
+from ..opcodes.info import CONVERTS_TO_BOOL, SLOT_OPERANDS, SLOT_PAIR_OPERANDS, TRUTH_TESTS
 from ..opcodes.registry import handler_for
 from ..opcodes.signals import NULL
 
@@ -52,7 +52,9 @@ class Instruction:
 
     * ``push_null``: ``LOAD_GLOBAL`` pushes a NULL too, for a call;
     * ``method``: a method load (``LOAD_ATTR`` on 3.12+, ``LOAD_SUPER_ATTR``);
-    * ``to_bool``: 3.13's ``COMPARE_OP`` converts its result to a bool;
+    * ``to_bool``: 3.13's ``COMPARE_OP`` converts its result to a bool,
+      ``TO_BOOL`` converts the top; False where the next instruction is a
+      truth test (:func:`_fold_truth_tests`): the jump converts it;
     * ``after_yield_from``: this ``RESUME`` follows the yield of a
       ``yield from``/``await``;
     * ``line``: the instruction's own line (None for an instruction with
@@ -217,7 +219,25 @@ def _decode(code, ref):
         ins.exc_target, ins.exc_depth, ins.exc_lasti = table.get(i, (None, 0, False))
         _predigest(ins, d, code)
         out.append(ins)
+    _fold_truth_tests(out)
     return DecodedCode(code, ref, tuple(out), offset_to_index)
+
+
+def _fold_truth_tests(instructions):
+    """3.13 converts a condition to an exact bool (``TO_BOOL``, or
+    ``COMPARE_OP``'s bool bit) before the ``POP_JUMP_IF_*`` that tests it;
+    3.11 and 3.12 leave the truth test to the jump, whose handler still
+    tests any value on 3.13.  Fold such a pair into the jump (``to_bool``
+    False): ``bool()`` runs once either way, at the jump, on every version,
+    so a condition reaches the jump as the value it is (a tensor: a
+    data-dependent branch the capture can merge).  Only where both share an
+    exception handler and a line, so an error in ``__bool__`` is handled and
+    reported alike."""
+    for ins, nxt in zip(instructions, instructions[1:]):
+        if ins.to_bool and nxt.opname in TRUTH_TESTS and ins.lineno == nxt.lineno \
+                and (ins.exc_target, ins.exc_depth, ins.exc_lasti) \
+                == (nxt.exc_target, nxt.exc_depth, nxt.exc_lasti):
+            ins.to_bool = False
 
 
 _VERSION = sys.version_info[:2]
@@ -273,6 +293,8 @@ def _predigest(ins, d, code):
         ins.method = bool(d.arg & 1)        # (arg & 2: two-argument super)
     elif name == "COMPARE_OP":
         ins.to_bool = bool(d.arg & _COMPARE_TO_BOOL_BIT)
+    elif name in CONVERTS_TO_BOOL:
+        ins.to_bool = True
     elif name == "RESUME":
         ins.after_yield_from = (d.arg & 3) >= 2
     elif name == "KW_NAMES":

@@ -105,6 +105,16 @@ def int_in_place_op(x, y):
     return h
 
 
+def ints_swapped_and_stored(x, y):
+    # 3.13 fuses the moves: ``n, k = k, n`` is LOAD_FAST_LOAD_FAST then
+    # STORE_FAST_STORE_FAST, storing ``m`` then loading ``k`` (one line)
+    # STORE_FAST_LOAD_FAST.
+    n = (y > 0).sum().item()
+    k = (x > 0).sum().item()
+    n, k = k, n
+    return x * ((m := n * 2) + k) + m
+
+
 def int_used_in_a_loop(x, y):
     n = (y > 0).sum().item()
     for _ in range(3):
@@ -160,7 +170,8 @@ def exception_drops_a_stack_slot(x, y):
 IN_GRAPH = [
     int_of_count, item_count_divides, item_on_the_left, int_arithmetic,
     int_to_float_arithmetic, int_moved_between_locals, same_small_int_as_a_constant,
-    int_through_torch_functions, int_in_place_op, int_used_in_a_loop, int_with_int_tensor,
+    int_through_torch_functions, int_in_place_op, ints_swapped_and_stored, int_used_in_a_loop,
+    int_with_int_tensor,
     bool_item_branch, bool_item_all_and_any, bool_of_tensors, count_compared_in_if,
     exception_drops_a_stack_slot,
 ]
@@ -261,6 +272,12 @@ def int_compared_into_a_value(x, y):
     return x, n > 1
 
 
+def int_negated_with_not(x, y):
+    # (3.13: a TO_BOOL that feeds no jump converts the int: a use)
+    n = (y > 0).sum().item()
+    return x * (not n)
+
+
 def int_formatted(x, y):
     return x, "%d positives" % (y > 0).sum().item()
 
@@ -297,6 +314,7 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
     (int_slices, EARLY),
     (int_compared_into_a_value, EARLY),
     (int_formatted, EARLY),
+    (int_negated_with_not, EARLY),
     (int_passed_to_a_call, EARLY),
     (int_read_by_locals, "locals() while a Python int"),
     # (BUILD_SLICE on 3.11, BINARY_SLICE on 3.12+)

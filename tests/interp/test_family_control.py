@@ -53,6 +53,34 @@ CASES = {
             r.append(bool(T(True) and T(False)))
             return r
     """),
+    "truth_of_rich_comparisons_and_failing_bool": case("""
+        # (3.13: the TO_BOOL or COMPARE_OP bool bit before a jump is folded
+        # into the jump by the decoder: __bool__ still runs once, and its
+        # error is caught by the same handler)
+        log = []
+        class R:
+            def __init__(self, v): self.v = v
+            def __bool__(self):
+                log.append(self.v)
+                if self.v is None:
+                    raise ValueError("no truth")
+                return self.v
+        class C:
+            def __lt__(self, other): return R(other)
+        def f():
+            r = []
+            if C() < True:
+                r.append(1)
+            if not (C() < False):
+                r.append(2)
+            for v in (None, True):
+                try:
+                    if R(v):
+                        r.append(3)
+                except ValueError as e:
+                    r.append(str(e))
+            return r, log
+    """),
     "while_break_continue_else": case("""
         def f(n):
             i, out = 0, []

@@ -201,6 +201,13 @@ def test_slot_operands_name_a_variable():
     assert {"STORE_DEREF", "MAKE_CELL", "DELETE_FAST", "LOAD_DEREF"} <= seen
 
 
+def test_slot_pair_halves_spell_their_names():
+    assert set(info.SLOT_PAIR_HALVES) == info.SLOT_PAIR_OPERANDS
+    for name, (first, second) in info.SLOT_PAIR_HALVES.items():
+        assert name == first + "_" + second
+        assert {first, second} <= {"LOAD_FAST", "STORE_FAST"}
+
+
 # -- decoded instruction fields ---------------------------------------------------
 def _decoded(fn, opname):
     return [ins for ins in decode(fn.__code__).instructions if ins.opname == opname]
@@ -227,3 +234,22 @@ def test_instruction_fields_for_yield_from():
     resumes = _decoded(gen, "RESUME")
     after = [ins.after_yield_from for ins in resumes]
     assert after.count(True) == 1 and after[0] is False
+
+
+def test_conversions_before_a_truth_test_are_folded_into_it():
+    def f(x, y):
+        if x and y < 1:
+            return not x
+        return x < y
+
+    instructions = decode(f.__code__).instructions
+    converting = [ins for ins in instructions
+                  if ins.opname in info.CONVERTS_TO_BOOL or ins.opname == "COMPARE_OP"]
+    folded = [ins.to_bool is False for ins in converting
+              if instructions[ins.index + 1].opname in info.TRUTH_TESTS]
+    # (``x``'s TO_BOOL on 3.13 only; ``y < 1``'s COMPARE_OP everywhere)
+    assert all(folded) and len(folded) == (2 if RUNNING >= (3, 13) else 1)
+    if RUNNING >= (3, 13):  # (the TO_BOOL before ``not``, ``x < y``'s plain COMPARE_OP)
+        kept = [ins.to_bool for ins in converting
+                if instructions[ins.index + 1].opname not in info.TRUTH_TESTS]
+        assert kept == [True, False]

@@ -89,6 +89,27 @@ def _flows(instructions, index, height):
     return True
 
 
+_FAST_MOVES = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "STORE_FAST"})
+
+
+def _fast_move(name, slot, h, tainted, slots):
+    """Follow the int through one load or store of local ``slot`` (sets
+    updated in place); return the new height."""
+    if name == "STORE_FAST":
+        h -= 1
+        if h in tainted:
+            tainted.discard(h)
+            slots.add(slot)
+        else:
+            slots.discard(slot)
+        return h
+    if slot in slots:
+        tainted.add(h)
+        if name == "LOAD_FAST_AND_CLEAR":
+            slots.discard(slot)
+    return h + 1
+
+
 def _flow_step(instructions, ins, h, tainted, slots):
     """The states after ``ins`` (``(pc, height, tainted stack positions,
     tainted locals)``), or None if ``ins`` may use the int in a way a
@@ -100,19 +121,13 @@ def _flow_step(instructions, ins, h, tainted, slots):
         out.append((ins.exc_target, depth + 1 + bool(ins.exc_lasti),
                     frozenset(p for p in tainted if p < depth), frozenset(slots)))
     nxt = ins.index + 1
-    if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"):
-        if arg in slots:
-            tainted.add(h)
-            if name == "LOAD_FAST_AND_CLEAR":
-                slots.discard(arg)
-        h += 1
-    elif name == "STORE_FAST":
-        h -= 1
-        if h in tainted:
-            tainted.discard(h)
-            slots.add(arg)
-        else:
-            slots.discard(arg)
+    if name in _FAST_MOVES:
+        h = _fast_move(name, arg, h, tainted, slots)
+    elif name in info.SLOT_PAIR_HALVES:  # (3.13: as its two halves)
+        for half, slot in zip(info.SLOT_PAIR_HALVES[name], arg):
+            h = _fast_move(half, slot, h, tainted, slots)
+    elif name in info.CONVERTS_TO_BOOL and not ins.to_bool:
+        pass  # (folded into the truth test after it: see decode)
     elif name == "DELETE_FAST":
         slots.discard(arg)
     elif "FAST" in name and slots:

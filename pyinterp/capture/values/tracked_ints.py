@@ -226,7 +226,7 @@ def _generic(vm, frame, ins, run, shadow):
     depth = len(frame.stack)
     pops = consumes(ins)
     if "FAST" in name and shadow.fast:
-        consumed = True  # (the 3.13 superinstructions: moves not modeled here)
+        consumed = True  # (a local read or written in a way not modeled here)
     elif pops is None:
         consumed = bool(shadow.stack)
     else:
@@ -283,6 +283,38 @@ def _delete_fast(vm, frame, ins, run, shadow):
 def _pop_top(vm, frame, ins, run, shadow):
     """``POP_TOP`` (``value --``): the top's entry goes with it."""
     shadow.stack.pop(len(frame.stack) - 1, None)
+    return _run(vm, frame, ins, run, shadow)
+
+
+def _slot_pair(vm, frame, ins, run, shadow):
+    """3.13's slot-pair superinstructions (``LOAD_FAST_LOAD_FAST``,
+    ``STORE_FAST_LOAD_FAST``, ``STORE_FAST_STORE_FAST``): entries move as
+    through the two halves (:data:`~...opcodes.info.SLOT_PAIR_HALVES`), in
+    order."""
+    depth = len(frame.stack)
+    result = _run(vm, frame, ins, run, shadow)
+    for half, slot in zip(info.SLOT_PAIR_HALVES[ins.opname], ins.argval):
+        if half == "STORE_FAST":
+            depth -= 1
+            entry = shadow.stack.pop(depth, None)
+            if entry is None:
+                shadow.fast.pop(slot, None)
+            else:
+                shadow.fast[slot] = entry
+        else:
+            entry = shadow.fast.get(slot)
+            if entry is not None:
+                shadow.stack[depth] = entry
+            depth += 1
+    return result
+
+
+def _to_bool(vm, frame, ins, run, shadow):
+    """3.13 ``TO_BOOL``: folded into the truth test after it (``ins.to_bool``
+    False, see the decoder) it leaves the top, and its entry, as they are:
+    the jump tests it (:func:`_jump`); any other conversion is a use."""
+    if ins.to_bool:
+        return _generic(vm, frame, ins, run, shadow)
     return _run(vm, frame, ins, run, shadow)
 
 
