@@ -22,7 +22,8 @@ def to_bool(vm, frame, ins):
     the jump (``ins.to_bool`` False): the value stays, the jump tests it.
 
     RefGraph: rule `truth`, as ``UNARY_NOT`` (the truth of a tensor breaks
-    the graph here, rule `torch_function`).
+    the graph here, rule `torch_function`); `int_to_bool`: folded, a
+    tracked int stays tracked for the jump, else a break first.
     """
     stack = frame.stack
     value = stack[-1]
@@ -112,8 +113,8 @@ def load_fast_load_fast(vm, frame, ins):
     """``( -- value1, value2)`` 3.13: two ``LOAD_FAST`` in one; the decoder
     unpacked ``arg`` (``first << 4 | second``) into two slots.
 
-    RefGraph: records nothing; `float_move` (while the frame holds a tracked
-    int, a break first).
+    RefGraph: records nothing; `float_move`; `int_slot_pair` (a tracked
+    int's entry moves as through two ``LOAD_FAST``).
     """
     first, second = ins.argval
     fast = frame.fast
@@ -130,8 +131,8 @@ def store_fast_load_fast(vm, frame, ins):
     """``(value -- loaded)`` 3.13: ``STORE_FAST first`` then ``LOAD_FAST
     second``.
 
-    RefGraph: records nothing; `float_move` (while the frame holds a tracked
-    int, a break first).
+    RefGraph: records nothing; `float_move`; `int_slot_pair` (a tracked
+    int's entry moves as through the two halves).
     """
     first, second = ins.argval
     fast = frame.fast
@@ -149,8 +150,9 @@ def store_fast_store_fast(vm, frame, ins):
     """``(value2, value1 -- )`` 3.13: ``STORE_FAST first`` (of the top) then
     ``STORE_FAST second``.
 
-    RefGraph: records nothing (locals are internal to the run); `float_move`
-    (while the frame holds a tracked int, a break first).
+    RefGraph: records nothing (locals are internal to the run); `float_move`;
+    `int_slot_pair` (a tracked int's entry moves as through two
+    ``STORE_FAST``).
     """
     first, second = ins.argval
     fast = frame.fast

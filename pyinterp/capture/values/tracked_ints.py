@@ -290,9 +290,9 @@ def _slot_pair(vm, frame, ins, run, shadow):
     """3.13's slot-pair superinstructions (``LOAD_FAST_LOAD_FAST``,
     ``STORE_FAST_LOAD_FAST``, ``STORE_FAST_STORE_FAST``): entries move as
     through the two halves (:data:`~...opcodes.info.SLOT_PAIR_HALVES`), in
-    order."""
+    order.  The entries move before it runs: a failing load's store has
+    happened (the exception then trims the stack's entries, :func:`_run`)."""
     depth = len(frame.stack)
-    result = _run(vm, frame, ins, run, shadow)
     for half, slot in zip(info.SLOT_PAIR_HALVES[ins.opname], ins.argval):
         if half == "STORE_FAST":
             depth -= 1
@@ -306,7 +306,7 @@ def _slot_pair(vm, frame, ins, run, shadow):
             if entry is not None:
                 shadow.stack[depth] = entry
             depth += 1
-    return result
+    return _run(vm, frame, ins, run, shadow)
 
 
 def _to_bool(vm, frame, ins, run, shadow):
