@@ -13,9 +13,9 @@ from the opcode facts (:mod:`pyinterp.opcodes.info`), not from the version:
   false (the top test's target), then an unconditional backward jump to
   the body (``POP_JUMP_IF_FALSE``, ``JUMP_BACKWARD``).  3.13 converts
   each test's condition to a bool before its jump (``TO_BOOL``, or
-  ``COMPARE_OP``'s bool bit); the rewrite needs the condition to reach the
-  jump as the tensor it is, so on 3.13 it works only where that conversion
-  is left to the jump (the decoder's business, not this module's).
+  ``COMPARE_OP``'s bool bit); the decoder folds that conversion into the
+  jump (``pyinterp.interp.decode``), so the condition reaches both tests'
+  jumps as the tensor it is, as on 3.11 and 3.12.
 
 In both, the bottom test's condition is true when the loop goes on.  When
 the top test's condition is a one-element tensor (and :mod:`.speculate`
