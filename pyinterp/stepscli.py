@@ -73,13 +73,23 @@ def load(target):
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None:
             raise SystemExit("steps: cannot load %r" % module_name)
+        if not os.path.isfile(path):
+            raise SystemExit("steps: no such file: %r" % path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     else:
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or ""
+            if module_name != missing and not module_name.startswith(missing + "."):
+                raise  # (the module was found; something it imports was not)
+            raise SystemExit("steps: no module named %r (give a dotted module name "
+                             "importable from here, or a path to a .py file)"
+                             % missing) from None
     obj = module
     for part in attr.split("."):
         try:

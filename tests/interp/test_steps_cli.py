@@ -82,6 +82,18 @@ def test_bad_targets_say_why(module):
     assert proc.returncode != 0 and "no attribute 'nothere'" in proc.stderr
     proc = _run("no_colon_here")
     assert proc.returncode != 0 and "MODULE:FUNCTION" in proc.stderr
+    proc = _run("no_such_module_here:f")
+    assert proc.returncode != 0 and "no module named 'no_such_module_here'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = _run("%s:f" % path.with_name("missing.py"))
+    assert proc.returncode != 0 and "no such file" in proc.stderr
+
+
+def test_an_import_error_inside_the_module_keeps_its_traceback(tmp_path):
+    (tmp_path / "needs_missing.py").write_text("import no_such_dependency_here\n")
+    proc = _run("needs_missing:f", cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr and "no_such_dependency_here" in proc.stderr
 
 
 def test_the_bare_command_is_still_the_demo():
