@@ -99,8 +99,9 @@ def source_excerpt(path, first, last):
 
 def normalise(text):
     """Stable text: no absolute paths of this checkout, no trailing blanks."""
+    # torch's files, wherever the environment is (inside the checkout or not)
+    text = re.sub(r"[^\s()'\"]*/site-packages/", "site-packages/", text)
     text = text.replace(str(ROOT) + "/", "")
-    text = re.sub(r"/\S*/site-packages/", "site-packages/", text)  # torch's files
     text = re.sub(r"0x[0-9a-f]{6,}", "0x...", text)  # addresses (also in generated names)
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()) + "\n"
 
