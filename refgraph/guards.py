@@ -22,7 +22,11 @@ from .sources import key_value
 
 _type = Obj(type, "type")
 _len = Obj(len, "len")
-_id = Obj(id, "id")
+# An object's address as an int, like id(), but without the audit event that
+# id() raises (with an audit hook installed, as filelock does on 3.12+, every
+# id() runs a Python call); object.__hash__ is the address rotated: one int
+# per live object.
+_address = Obj(object.__hash__, "object.__hash__")
 _tuple = Obj(tuple, "tuple")
 _hasattr = Obj(hasattr, "hasattr")
 _repr = Obj(repr, "repr")
@@ -352,8 +356,10 @@ class Distinct(Guard):
         return tuple(self.source)
 
     def checks(self, resolve):
-        ids = Build("set", tuple(Call(_id, (resolve(s),)) for s in self.source))
-        return [Compare("==", Call(_len, (ids,)), const(len(self.source)))]
+        if len(self.source) == 2:
+            return [Compare("is not", *(resolve(s) for s in self.source))]
+        addresses = Build("set", tuple(Call(_address, (resolve(s),)) for s in self.source))
+        return [Compare("==", Call(_len, (addresses,)), const(len(self.source)))]
 
 
 @attrs.define

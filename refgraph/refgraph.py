@@ -195,9 +195,20 @@ class RefGraph:
     def read_function_state(self, fn, source, site=None):
         """A function's code and defaults decide what a call does: guard
         them (``__code__`` by identity; defaults element by element, so a
-        mutable default gets a path and its mutation is replayed)."""
-        self.add_guard(G.Identity(Attr(source, "__code__"), obj=fn.__code__, site=site))
-        for name in ("__defaults__", "__kwdefaults__"):
+        mutable default gets a path and its mutation is replayed).
+
+        A kind of default the code cannot use is not guarded: binding reads
+        ``__defaults__`` only for positional parameters and
+        ``__kwdefaults__`` only for keyword-only ones, and the guarded code
+        fixes how many there are.  (Reading any of the three attributes
+        raises an audit event: with an audit hook installed, as filelock
+        does on 3.12+, each read costs a Python call on the hit path.)"""
+        code = fn.__code__
+        self.add_guard(G.Identity(Attr(source, "__code__"), obj=code, site=site))
+        for name, used in (("__defaults__", code.co_argcount),
+                           ("__kwdefaults__", code.co_kwonlyargcount)):
+            if not used:
+                continue
             value = getattr(fn, name)
             self.read(Attr(source, name), value, site)
             if value and self.source_of(value) is not None:

@@ -729,6 +729,34 @@ def test_aliasing_explicit_values():
     assert a.tolist() == [1.0, 1.0]
 
 
+def _inplace_three(a, b, c):
+    a.add_(1)
+    b.mul_(2)
+    if a is b or b is c:  # (a Python branch on aliasing, no tensor op)
+        return a * 10
+    return a + b + c
+
+
+@pytest.mark.parametrize("same", [(0, 1), (0, 2), (1, 2), (0, 1, 2)])
+def test_aliasing_three_tensors(same):
+    """Three tensor inputs (the set-of-addresses form of the guard): a trace
+    of distinct tensors serves none of the aliased calls, and back."""
+    traced, counter = traced_counting(_inplace_three)
+
+    def distinct():
+        return [fresh(3, seed=i) for i in range(3)]
+
+    def aliased():
+        args = distinct()
+        for i in same[1:]:
+            args[i] = args[same[0]]
+        return args
+
+    for make in (distinct, aliased, distinct, aliased):
+        for _ in range(2):
+            run_both(traced, _inplace_three, *make())
+
+
 def test_aliasing_same_list_passed_twice():
     def f(xs, ys, t):
         xs.append(t)
@@ -834,6 +862,48 @@ def test_function_kwdefaults_changed():
     twice(traced, counter, f, x)
     f.__kwdefaults__ = {"k": -1.0}
     twice(traced, counter, f, x)
+
+
+def test_unusable_defaults_set_later_stay_hits():
+    """``__kwdefaults__`` on a function with no keyword-only parameter, or
+    ``__defaults__`` on one with no positional parameter, changes no call:
+    no guard reads them (each read is an audited attribute access), so
+    setting them keeps the hit, and results stay eager's."""
+    def f(x):
+        return x * 2.0
+
+    def g(*, k):
+        return k + 1
+
+    def main(x):
+        return f(x) + g(k=x)
+
+    traced, counter = traced_counting(main)
+    x = fresh(3)
+    twice(traced, counter, main, x)
+    f.__kwdefaults__ = {"k": 3.0}
+    g.__defaults__ = (4.0,)
+    compiled = counter.count
+    twice(traced, counter, main, x)
+    assert counter.count == compiled, "a default that no call can use forced a new capture"
+
+
+def test_inner_function_defaults_changed():
+    """The defaults of a function the traced one calls stay guarded,
+    positional and keyword-only both."""
+    def h(x, a=2.0, *, b=3.0):
+        return x * a + b
+
+    def main(x):
+        return h(x)
+
+    traced, counter = traced_counting(main)
+    x = fresh(3)
+    twice(traced, counter, main, x)
+    h.__defaults__ = (-1.0,)
+    twice(traced, counter, main, x)
+    h.__kwdefaults__ = {"b": 10.0}
+    twice(traced, counter, main, x)
 
 
 def test_forward_hook_added_and_removed():
