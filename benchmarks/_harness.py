@@ -288,6 +288,33 @@ def environment_line(device="cpu"):
     return ", ".join(parts)
 
 
+def audit_hook_line(reads=20000):
+    """One line saying whether an audit hook is installed, from what an
+    audited attribute read costs over an unaudited one (Python cannot list
+    the hooks).  filelock installs one on 3.12+ when torch's Inductor
+    imports it; guards pay it on every audited read (see docs/benchmarks.md,
+    "Per Python version")."""
+    import time
+
+    def probe():
+        pass
+
+    def best(read):
+        times = []
+        for _ in range(3):
+            start = time.perf_counter_ns()
+            for _ in range(reads):
+                read(probe)
+            times.append((time.perf_counter_ns() - start) / reads)
+        return min(times)
+
+    extra = best(lambda f: f.__code__) - best(lambda f: f.__globals__)
+    if extra > 50:
+        return ("- an audit hook is installed: each audited read (a function's "
+                "__code__/__defaults__, id()) costs %.0f ns more" % extra)
+    return "- no audit hook installed (audited reads cost %.0f ns more)" % max(extra, 0)
+
+
 def add_common_args(parser, default_repeat):
     """Options every capture benchmark shares."""
     parser.add_argument("--backend", default=None,

@@ -332,6 +332,7 @@ def main(argv=None):
     print(H.markdown_table(HEADERS, [r.table_row() for r in results], ALIGN))
     print()
     print("\n".join(summary_lines(results)))
+    print(H.audit_hook_line())
     errors = notes.render()
     if errors:
         print()
