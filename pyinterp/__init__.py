@@ -46,7 +46,7 @@ from .capture.explain import explain  # noqa: E402
 from .stepping import Steps, steps  # noqa: E402
 
 
-def log_breaks(enabled=True):
+def log_breaks(enabled: bool = True) -> None:
     """Log each graph break as it happens (logger ``pyinterp.breaks``);
     ``PYINTERP_LOG_BREAKS=1`` in the environment does the same."""
     from .capture.state import log_breaks as _switch

@@ -1,5 +1,6 @@
 """The public entry point ``pyinterp.interpret``."""
 import functools
+from typing import Callable, ParamSpec, TypeVar
 
 from .interp import lookasides  # noqa: F401  (registers the lookasides)
 from .interp.model import lookup
@@ -69,7 +70,11 @@ def run(fn, args, kwargs, debug=False, vm=None):
         recursion.leave()
 
 
-def interpret(fn, *, debug=False):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def interpret(fn: Callable[_P, _R], *, debug: bool = False) -> Callable[_P, _R]:
     """Return a callable that runs ``fn`` inside pyinterp's bytecode interpreter.
 
     Every call interprets ``fn`` afresh (no caching of results): Python

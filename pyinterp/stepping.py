@@ -4,6 +4,8 @@ See docs/steps.md.  Recording is debug mode's (:mod:`.interp.steps`); the
 table is :mod:`.steptable`'s; under ``capture=True`` the capture side
 (:mod:`.capture.steps`) adds what each instruction recorded.
 """
+from typing import Any, Callable, Optional, Tuple
+
 from . import api
 from .interp import steps as _steps
 from .steptable import DEFAULT_LIMIT, format_steps
@@ -25,12 +27,14 @@ class Steps(tuple):
         return self
 
     @property
-    def result(self):
+    def result(self) -> Any:
         if self.error is not None:
             raise self.error
         return self._result
 
-    def format(self, color=False, function=None, lines=None, limit=DEFAULT_LIMIT):
+    def format(self, color: bool = False, function: Optional[str] = None,
+               lines: Optional[Tuple[int, int]] = None,
+               limit: Optional[int] = DEFAULT_LIMIT) -> str:
         """The steps as a table (see :func:`pyinterp.steptable.format_steps`):
         ``function`` keeps one function's steps (by qualname or name),
         ``lines`` a ``(first, last)`` range of source lines, and a run of
@@ -47,7 +51,7 @@ class Steps(tuple):
             else "returned %s" % _steps._short(self._result, 0))
 
 
-def steps(fn, *args, capture=False, **kwargs):
+def steps(fn: Callable[..., Any], *args: Any, capture: bool = False, **kwargs: Any) -> Steps:
     """Run ``fn(*args, **kwargs)`` inside pyinterp, in debug mode, and return
     its :class:`Steps`; with ``capture=True`` the call is the first call of
     ``pyinterp.trace(fn, backend="eager")`` (a capture) and each step also

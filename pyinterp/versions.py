@@ -1,8 +1,10 @@
-"""The CPython versions pyinterp supports, and the message that refuses any other.
+"""The CPython versions pyinterp supports, and the message that refuses any other;
+the torch versions capture is tested with, and how to install them.
 
 A leaf module: ``pyinterp/__init__.py`` imports it before anything else to
 refuse an unsupported Python, so it uses no syntax newer than Python 3.0.
 """
+import sys
 
 SUPPORTED_VERSIONS = ((3, 11), (3, 12), (3, 13))
 """The (major, minor) Python versions whose bytecode pyinterp executes."""
@@ -44,3 +46,22 @@ def untested_torch_message(torch_version):
             "break the graph more often, and where it cannot model an operation it "
             "runs it natively; please report anything that differs from eager."
             % (tested, torch_version))
+
+
+DISTRIBUTION = "pyinterp-capture"
+"""pyinterp's name on the package index (``pyinterp`` is taken there)."""
+
+
+def torch_requirement():
+    """The torch versions the ``torch`` extra admits: the tested minor
+    versions, ``>=2.13,<2.14`` (pyproject.toml must say the same)."""
+    low, high = min(TESTED_TORCH_VERSIONS), max(TESTED_TORCH_VERSIONS)
+    return ">=%d.%d,<%d.%d" % (low + (high[0], high[1] + 1))
+
+
+def missing_torch_message(what):
+    """Why ``what`` (``"pyinterp.trace"``) cannot run: torch is not installed."""
+    return ("%s needs PyTorch, which is not installed for this Python (%s). Install "
+            "pyinterp with its torch extra: pip install '%s[torch]' (torch%s, the "
+            "versions capture is tested with). pyinterp.interpret needs no torch."
+            % (what, sys.executable, DISTRIBUTION, torch_requirement()))

@@ -6,6 +6,9 @@ event (a break inside a loop that runs three times counts three), the
 guards as readable Python with the user's line that caused each one, and
 the mock.
 """
+from typing import Any, Callable
+
+from . import torchversion
 from .traced import Traced, capture, describe_guard, roots_of
 
 
@@ -46,11 +49,12 @@ class Explanation:
     __repr__ = __str__
 
 
-def explain(fn, *args, **kwargs):
+def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     """Trace ``fn(*args, **kwargs)`` once, afresh, and report what was captured.
 
     The call really runs (once); its result is ``explanation.result``.
     """
+    torchversion.require_torch("pyinterp.explain")
     if isinstance(fn, Traced):
         fn = fn.__wrapped__
     return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True))

@@ -472,6 +472,7 @@ def trace(fn=None, *, backend="inductor", mode=None, fullgraph=False, cache_limi
     Works as ``@trace``, ``@trace(backend=...)`` or ``trace(fn, ...)`` on a
     function, a bound method or an ``nn.Module``.
     """
+    torchversion.require_torch("pyinterp.trace")
     if fn is None:
         return functools.partial(trace, backend=backend, mode=mode, fullgraph=fullgraph,
                                  cache_limit=cache_limit)
