@@ -5,8 +5,12 @@ exceptions and printed output agree, and then lists the instructions one
 small function executes, with the first line of each handler's docstring
 (the teaching reference).
 
-``python -m pyinterp steps MODULE:FUNCTION [ARG ...]`` instead prints every
-instruction that call executes (``pyinterp.steps``; see docs/steps.md).
+``python -m pyinterp --help`` lists the commands: ``demo`` (this, also what
+the bare command runs), ``steps MODULE:FUNCTION [ARG ...]``, which prints
+every instruction that call executes (``pyinterp.steps``; see
+docs/steps.md), and ``explain MODULE:FUNCTION``, which prints
+``pyinterp.explain`` of a call with the inputs the script provides
+(:mod:`pyinterp.explaincli`).  ``--version`` prints pyinterp's version.
 """
 import argparse
 import dataclasses
@@ -142,17 +146,64 @@ def trace_demo():
     return ok and len(graphs) == 1
 
 
+COMMANDS = {
+    "demo": "compare native and interpreted runs of a few functions, trace a small "
+            "module, list one function's instructions (the default)",
+    "steps": "run MODULE:FUNCTION(ARG...) and print every instruction it executed",
+    "explain": "print pyinterp.explain of MODULE:FUNCTION called with the example "
+               "inputs the module provides",
+}
+"""The subcommands, with their one-line help (``--help`` lists them)."""
+
+
+def version_text():
+    """``pyinterp 0.1.0 (pyinterp-capture; CPython 3.11.9; torch 2.13.0)``,
+    without importing torch."""
+    from importlib import metadata
+
+    from pyinterp.versions import DISTRIBUTION
+
+    try:
+        torch_text = "torch " + metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_text = "no torch"
+    return "pyinterp %s (%s; %s %s; %s)" % (
+        pyinterp.__version__, DISTRIBUTION, sys.implementation.name.replace("cpython", "CPython"),
+        ".".join(map(str, sys.version_info[:3])), torch_text)
+
+
+def parser():
+    demo_options = argparse.ArgumentParser(add_help=False)
+    demo_options.add_argument("--no-listing", action="store_true",
+                              help="skip the instruction listing")
+    p = argparse.ArgumentParser(prog="python -m pyinterp", parents=[demo_options],
+                                usage="%(prog)s [-h] [--version] [--no-listing] "
+                                      "[COMMAND [ARG ...]]",
+                                description="pyinterp %s: a pure-Python re-interpreter of "
+                                            "CPython bytecode that captures PyTorch graphs."
+                                            % pyinterp.__version__,
+                                epilog="Without a command, runs the demo. "
+                                       "python -m pyinterp COMMAND --help: a command's options.")
+    p.add_argument("--version", action="version", version=version_text())
+    commands = p.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    for name, text in COMMANDS.items():
+        commands.add_parser(name, help=text, description=text,
+                            prog="python -m pyinterp " + name, add_help=name == "demo",
+                            parents=[demo_options] if name == "demo" else [])
+    return p
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["steps"]:
         from pyinterp import stepscli
 
         return stepscli.main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m pyinterp", description=__doc__.split("\n\n")[0],
-                                     epilog="python -m pyinterp steps MODULE:FUNCTION [ARG ...] "
-                                            "prints the instructions a call runs (--help there)")
-    parser.add_argument("--no-listing", action="store_true", help="skip the instruction listing")
-    args = parser.parse_args(argv)
+    if argv[:1] == ["explain"]:
+        from pyinterp import explaincli
+
+        return explaincli.main(argv[1:])
+    args = parser().parse_args(argv)
     ok = demo()
     ok &= trace_demo()
     if not args.no_listing:

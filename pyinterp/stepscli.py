@@ -8,11 +8,10 @@ the call returned or raised; the exit status is 1 if it raised.
 """
 import argparse
 import ast
-import importlib
-import importlib.util
 import os
 import sys
 
+from .clitarget import load
 from .stepping import steps
 from .steptable import DEFAULT_LIMIT, parse_lines
 
@@ -42,7 +41,7 @@ def parser():
 
 def main(argv):
     args = parser().parse_args(argv)
-    fn = load(args.target)
+    _, fn = load(args.target, "steps")
     call_args = [literal(a) for a in args.args]
     color = args.color if args.color is not None else _color_terminal(sys.stdout)
     result = steps(fn, *call_args, capture=args.capture)
@@ -59,44 +58,6 @@ def main(argv):
     except BrokenPipeError:  # (| head)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
-
-
-def load(target):
-    """The object ``MODULE:FUNCTION`` names."""
-    module_name, sep, attr = target.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise SystemExit("steps: expected MODULE:FUNCTION, got %r" % target)
-    if module_name.endswith(".py") or os.sep in module_name:
-        path = module_name  # (as given: the table names the file so)
-        name = os.path.splitext(os.path.basename(path))[0]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None:
-            raise SystemExit("steps: cannot load %r" % module_name)
-        if not os.path.isfile(path):
-            raise SystemExit("steps: no such file: %r" % path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    else:
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            missing = exc.name or ""
-            if module_name != missing and not module_name.startswith(missing + "."):
-                raise  # (the module was found; something it imports was not)
-            raise SystemExit("steps: no module named %r (give a dotted module name "
-                             "importable from here, or a path to a .py file)"
-                             % missing) from None
-    obj = module
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise SystemExit("steps: %s has no attribute %r" % (module_name, part)) from None
-    return obj
 
 
 def literal(text):
