@@ -133,3 +133,37 @@ def test_the_wheel_ships_py_typed_and_the_license(tmp_path):
                      if line.startswith("Requires-Dist: torch") and 'extra == "torch"' in line]
     clauses = torch_line[len("Requires-Dist: torch"):].split(";")[0]
     assert set(clauses.split(",")) == set(torch_requirement().split(","))
+
+
+def test_the_public_api_has_type_hints():
+    """Every function ``pyinterp`` exports (and the public methods of the
+    classes it exports, exceptions aside) annotates each parameter and its
+    return; ``py.typed`` tells type checkers to read them."""
+    import inspect
+    import typing
+
+    import pyinterp
+
+    def problems(fn, where):
+        hints = typing.get_type_hints(fn)
+        missing = [name for name, param in inspect.signature(fn).parameters.items()
+                   if name not in hints and name not in ("self", "cls")]
+        missing += [] if "return" in hints else ["return"]
+        return ["%s: %s" % (where, name) for name in missing]
+
+    found, checked = [], 0
+    for name in pyinterp.__all__:
+        obj = getattr(pyinterp, name)
+        if inspect.isfunction(obj):
+            found += problems(obj, name)
+            checked += 1
+        elif inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for attr, member in vars(obj).items():
+                if isinstance(member, property):
+                    member = member.fget
+                if inspect.isfunction(member) and not attr.startswith("_"):
+                    found += problems(member, "%s.%s" % (name, attr))
+                    checked += 1
+    assert checked >= 5
+    assert not found, "annotate: %s" % ", ".join(found)
+    assert os.path.isfile(os.path.join(ROOT, "pyinterp", "py.typed"))

@@ -15,6 +15,7 @@ the run.
 import functools
 import types
 import warnings
+from typing import Any, Callable, Optional, Union
 
 from .. import api, config
 from ..codegen import collector
@@ -466,11 +467,14 @@ def _warn_reduce_overhead_on_cpu():
                       "need a GPU); tracing as with mode=None", UserWarning, stacklevel=3)
 
 
-def trace(fn=None, *, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
+def trace(fn: Optional[Callable[..., Any]] = None, *,
+          backend: Union[str, Callable[..., Any]] = "inductor", mode: Optional[str] = None,
+          fullgraph: bool = False, cache_limit: int = 8) -> Any:
     """Capture ``fn`` into compiled graphs; see the README.
 
     Works as ``@trace``, ``@trace(backend=...)`` or ``trace(fn, ...)`` on a
-    function, a bound method or an ``nn.Module``.
+    function, a bound method or an ``nn.Module``.  (Typed ``Any``: the result
+    is a decorator, or a traced callable that keeps a module's attributes.)
     """
     torchversion.require_torch("pyinterp.trace")
     if fn is None:
