@@ -6,7 +6,8 @@ MODULE:FUNCTION is read as ``python -m pyinterp steps`` reads it
 ``nn.Module`` instance.  The script provides the call's example inputs:
 ``example_inputs`` in the module, or the name given with ``--inputs``, is a
 function of no arguments (or a plain value) giving a tuple or list of
-positional arguments, or a dict of keyword arguments.  See docs/trace.md.
+positional arguments, or a dict of keyword arguments.  See the README's
+"Command line".
 """
 import argparse
 import sys
