@@ -134,18 +134,33 @@ def _sections(text, keep):
     return "\n".join(out) + "\n"
 
 
+def _steady(text):
+    """``text`` with the measured seconds (which vary run to run) as N.NNN."""
+    import re
+
+    return re.sub(r"\b\d+\.\d{3} s\b", "N.NNN s", text)
+
+
+def _explained(call, explanation, sections, printed_text=""):
+    """The session ``explanation = pyinterp.explain(CALL)``, its summary,
+    then the ``sections`` of its details."""
+    return (">>> explanation = pyinterp.explain(%s)\n%s>>> print(explanation)\n%s\n"
+            ">>> print(explanation.details())    # (only some sections shown)\n%s"
+            % (call, printed_text, _steady(str(explanation)),
+               _sections(explanation.details(), sections)))
+
+
 @listing("explain-scale")
 def explain_scale():
     import pyinterp
 
     t = _tut()
-    text = str(pyinterp.explain(t.Scale(), t.example_input(3, 4)))
-    text = _sections(text, ("Graph count", "Graph break count", "Ops per graph", "Guards",
-                            "Mock", "Graph 0"))
-    return ">>> print(pyinterp.explain(Scale(), example_input(3, 4)))\n" + _few_guards(text)
+    explanation = pyinterp.explain(t.Scale(), t.example_input(3, 4))
+    return _few_guards(_explained("Scale(), example_input(3, 4)", explanation,
+                                  ("Guards", "Mock", "Graph 0")))
 
 
-SHOWN_GUARDS = ("type(args[0]) is torch.Tensor", "type(Scale.calls) is list",
+SHOWN_GUARDS = ("type(x) is torch.Tensor", "type(Scale.calls) is list",
                 "type(Scale.factor) is float", "tutorial_examples.__dict__['torch'] is torch",
                 "'linear' not in Scale.__dict__", "no_module_hooks(Scale.__dict__)",
                 "torch.nn.modules.linear.__dict__['F'].linear is",
@@ -198,10 +213,8 @@ def explain_break():
     explanation = []
     shown = printed(lambda: explanation.append(pyinterp.explain(t.with_break,
                                                                 t.example_input(3))))
-    text = _sections(str(explanation[0]), ("Graph count", "Graph break count",
-                                            "Ops per graph", "Break reasons", "Graph 0",
-                                            "Graph 1"))
-    return ">>> print(pyinterp.explain(with_break, example_input(3)))\n%s%s" % (shown, text)
+    return _explained("with_break, example_input(3)", explanation[0], ("Graph 0", "Graph 1"),
+                      shown)
 
 
 SPLIT = ("fast = pyinterp.trace(with_break, backend=\"eager\")\n"
@@ -251,9 +264,8 @@ def explain_graphmend():
     import pyinterp
 
     t = _tut()
-    text = str(pyinterp.explain(t.clip_if_large, t.example_input(3)))
-    return ">>> print(pyinterp.explain(clip_if_large, example_input(3)))\n" + _sections(
-        text, ("Graph count", "Graph break count", "Ops per graph", "Mock", "Graph 0"))
+    explanation = pyinterp.explain(t.clip_if_large, t.example_input(3))
+    return _explained("clip_if_large, example_input(3)", explanation, ("Mock", "Graph 0"))
 
 
 # --- `pyinterp.steps` tables --------------------------------------------------

@@ -4,57 +4,143 @@ Like ``torch._dynamo.explain``, it runs the function once in a fresh
 capture (ignoring any cache) and reports the graphs, every graph-break
 event (a break inside a loop that runs three times counts three), the
 guards as readable Python with the user's line that caused each one, and
-the mock.
+the mock.  ``print(explanation)`` shows a one-screen summary;
+``explanation.details()`` shows everything (:mod:`.explain_text`).
+Given a traced function, it also reports that function's cache: its
+entries and the guards that failed (its recompiles).
 """
+import re
 from typing import Any, Callable
 
-from . import torchversion
-from .traced import Traced, capture, describe_guard, roots_of
+from . import explain_text, torchversion
+from .traced import Traced, _describe_guard, capture, describe_guard, name_parameters, roots_of
+
+# Paths into a function's own machinery, not values a user set: left out of
+# the specializations (the details list every guard).
+_INTERNAL = re.compile(r"__(?:defaults|kwdefaults|code|closure|globals)__|\.co_\w+|"
+                       r"cell_contents")
 
 
 class Explanation:
-    """The report of :func:`explain`; ``print()`` it for a readable summary."""
+    """The report of :func:`explain`.
 
-    def __init__(self, trace):
+    ``str()`` (and ``print()``) is the one-screen summary; :meth:`details`
+    is everything.  The fields named as ``torch._dynamo.explain``'s
+    ``ExplainOutput`` mean the same: ``graphs``, ``graph_count``,
+    ``graph_break_count``, ``break_reasons`` (one per break event, with
+    ``kind``, ``message``, ``filename``, ``lineno``, ``hint``),
+    ``op_count``, ``out_guards`` (the guard objects) and ``compile_times``
+    (a line of text).  ``ops_per_graph`` is each graph's op count (torch's
+    lists the ops: :func:`.explain_text.graph_op_names` gives them).
+    ``guards`` are the guards as readable Python, ``guard_code`` the guard
+    function, ``mock`` the mock, ``times`` the seconds spent (``capture``,
+    ``guards``, ``compile``), ``specializations`` the inputs and values the
+    entry is specialized on, ``result`` what the call returned.  For a
+    traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
+    most recent first; None otherwise) and ``recompile_reasons``
+    (``(guard, failures)`` pairs).
+    """
+
+    def __init__(self, trace, name="", cache=None):
+        self.name = name
         self.graph_count = trace.graph_count
         self.graph_break_count = len(trace.breaks)
         self.break_reasons = list(trace.breaks)
         self.ops_per_graph = list(trace.ops_per_graph)
+        self.op_count = sum(self.ops_per_graph)
         self.graphs = list(trace.graphs)
+        self.out_guards = list(trace.guards)
         self.guard_code = trace.guard_text
         self.guards = [describe_guard(g, trace.param_names) for g in trace.guards]
         self.mock = trace.mock_text
         self.result = trace.result
+        self.times = dict(trace.times)
+        self.compile_times = _times_line(self.times)
+        self.specializations = specializations(trace.guards, trace.param_names)
+        self.cache_entries = None if cache is None else [e.trace for e in cache]
+        self.recompile_reasons = [] if cache is None else recompile_reasons(cache)
+
+    def summary(self) -> str:
+        """The one-screen summary (what ``str()`` gives)."""
+        return explain_text.summary(self)
+
+    def details(self) -> str:
+        """Every break, guard (with its user line), the guard code, the mock,
+        and each graph with the user's source line above each node."""
+        return explain_text.details(self)
 
     def __str__(self):
-        out = ["Graph count: %d" % self.graph_count,
-               "Graph break count: %d" % self.graph_break_count,
-               "Ops per graph: %s" % self.ops_per_graph]
-        if self.break_reasons:
-            out.append("Break reasons:")
-            out += ["  %d. %s" % (i + 1, str(r).replace("\n", "\n     "))
-                    for i, r in enumerate(self.break_reasons)]
-        out.append("Guards (%d):" % len(self.guards))
-        out += ["  " + g for g in self.guards]
-        out.append("Guard code:")
-        out += ["  " + line for line in self.guard_code.splitlines()]
-        if self.mock:
-            out.append("Mock:")
-            out += ["  " + line for line in self.mock.splitlines()]
-        for i, gm in enumerate(self.graphs):
-            out.append("Graph %d:" % i)
-            out += ["  " + line for line in gm.code.strip().splitlines()]
-        return "\n".join(out)
+        return self.summary()
 
     __repr__ = __str__
+
+
+def _times_line(times):
+    return "capture %.3f s (guard build %.3f s), backend compile %.3f s" % (
+        times["capture"], times["guards"], times["compile"])
+
+
+def specializations(guards, param_names=()):
+    """The tensor inputs (dtype, shape, device) and the Python values the
+    guards fix, as short readable lines (:func:`brief_guard`): the inputs
+    first."""
+    from ..refgraph import guards as G
+    from ..refgraph.sources import Arg, Kwarg
+
+    inputs, values = [], []
+    for g in guards:
+        if type(g) is G.TensorMatch and type(g.source) in (Arg, Kwarg):
+            inputs.append(brief_guard(g, param_names))
+        elif type(g) is G.ValueEq:
+            text = brief_guard(g, param_names)
+            if not _INTERNAL.search(text):
+                values.append(text)
+    return inputs + values
+
+
+def brief_guard(guard, param_names=()):
+    """``guard`` in a few words: ``x: float32[3, 4] on cpu`` for a tensor,
+    ``m.config.use_cache is True`` for a value (module internals folded,
+    :func:`.explain_text.short_path`), else its readable Python."""
+    from ..refgraph import guards as G
+
+    if type(guard) not in (G.TensorMatch, G.ValueEq):
+        return explain_text.short_path(describe_guard(guard, param_names))
+    path = explain_text.short_path(name_parameters(guard.source.render(), param_names))
+    if type(guard) is G.ValueEq:
+        op = "is" if guard.value is None or type(guard.value) is bool else "=="
+        return "%s %s %r" % (path, op, guard.value)
+    return "%s: %s%s on %s%s" % (path, str(guard.dtype)[6:], list(guard.shape), guard.device,
+                                 ", requires_grad" if guard.requires_grad else "")
+
+
+def recompile_reasons(entries):
+    """``[(guard, count)]``: the guards of ``entries`` (a traced function's
+    cache, most recent first) that failed on a call, in a few words, most
+    failures first; a guard names its entry (``entry 1`` is the most
+    recent)."""
+    counts = {}
+    for number, entry in enumerate(entries, 1):
+        for index, n in entry.failures.items():
+            if 0 <= index < len(entry.trace.guards):
+                text = brief_guard(entry.trace.guards[index], entry.trace.param_names)
+            else:
+                text = _describe_guard(entry.trace, index)
+            text = "%s (entry %d)" % (text, number)
+            counts[text] = counts.get(text, 0) + n
+    return sorted(counts.items(), key=lambda item: -item[1])
 
 
 def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     """Trace ``fn(*args, **kwargs)`` once, afresh, and report what was captured.
 
     The call really runs (once); its result is ``explanation.result``.
+    ``print(explanation)`` shows a summary, ``explanation.details()`` all.
     """
     torchversion.require_torch("pyinterp.explain")
+    cache = None
     if isinstance(fn, Traced):
+        cache = list(fn._entries)
         fn = fn.__wrapped__
-    return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True))
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True), name, cache)

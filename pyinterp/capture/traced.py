@@ -13,6 +13,7 @@ them in) and reads ``recording``, ``breaks``, ``top`` and ``interp`` after
 the run.
 """
 import functools
+import time
 import types
 import warnings
 from typing import Any, Callable, Optional, Union
@@ -58,6 +59,10 @@ class TraceResult:
         self.result = None
         self.param_names = ()
         self.lines = []
+        # Seconds: "capture" (the whole run, guard build and compile included),
+        # "guards" (building the guard), "compile" (the backend, on the graph
+        # this capture compiles itself; a split entry's graph compiles in the run).
+        self.times = {"capture": 0.0, "guards": 0.0, "compile": 0.0}
 
     def take_result(self):
         """The real result of the captured call, no longer held here."""
@@ -84,6 +89,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     (see :mod:`pyinterp.codegen.collector`).
     """
     torchversion.warn_if_untested()
+    start = time.perf_counter()
     with collector.paused(), sourcelines.recording() as lines:
         try:
             out = _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
@@ -92,6 +98,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
             sourcelines.forget(lines)
             raise
     out.lines = lines
+    out.times["capture"] = time.perf_counter() - start
     from ..refgraph.fxgraph import keep_metadata_only
 
     for gm in out.graphs:
@@ -164,7 +171,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         out.ops_per_graph = [n for _, n in cap.recording.segment_graphs]
         out.graph_count = len(out.graphs)
         out.guards = rg.all_guards()
-        out.guard, out.guard_listing = build_guard(out.guards, len(args), tuple(kwargs))
+        _build_guard(out, build_guard, out.guards, len(args), tuple(kwargs))
         return out
     if cap.breaks.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
@@ -176,7 +183,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
     rg.alias_guards()
     guards = rg.all_guards()
     out.guards = guards
-    out.guard, out.guard_listing = build_guard(guards, len(args), tuple(kwargs))
+    _build_guard(out, build_guard, guards, len(args), tuple(kwargs))
     if cap.breaks.records and not explain:
         if cap.breaks.split is not None:  # a partial graph, then a resume function
             out.mock, out.mock_listing, gm = cap.breaks.split
@@ -193,7 +200,9 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
     builder = MockBuilder(walker, outputs)
     if gm is not None:
         example = [t for _, t, _ in rec.inputs]
+        start = time.perf_counter()
         compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
+        out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
     try:
@@ -206,6 +215,13 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         out.breaks = list(cap.breaks.records)
         out.mock = None
     return out
+
+
+def _build_guard(out, build_guard, guards, nargs, kwnames):
+    """``out.guard`` and its listing from ``build_guard``, timed."""
+    start = time.perf_counter()
+    out.guard, out.guard_listing = build_guard(guards, nargs, kwnames)
+    out.times["guards"] = time.perf_counter() - start
 
 
 def _top_code(target):
@@ -427,25 +443,35 @@ def _describe_guard(trace, index):
 def describe_guard(guard, param_names=()):
     """One guard as readable Python naming the function's parameters, with
     the user's ``file:line`` whose read caused it."""
-    import re
-
     from ..codegen.guardgen import render_guard
 
-    def name(match):
-        i = int(match.group(1))
-        return param_names[i] if i < len(param_names) else match.group(0)
-
-    text = re.sub(r"args\[(\d+)\]", name, render_guard(guard))
-    text = re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
+    text = name_parameters(render_guard(guard), param_names)
     if guard.site:
         text += "  # %s:%s" % guard.site
     return text
 
 
+def name_parameters(text, param_names):
+    """``text`` (a rendered guard or path) with ``args[i]`` and
+    ``kwargs['name']`` spelled as the function's parameter names."""
+    import re
+
+    def name(match):
+        i = int(match.group(1))
+        return param_names[i] if i < len(param_names) else match.group(0)
+
+    text = re.sub(r"args\[(\d+)\]", name, text)
+    return re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
+
+
 def parameter_names(fn):
-    """The positional parameter names a traced call's ``args`` map to."""
+    """The positional parameter names a traced call's ``args`` map to (a
+    module's are its ``forward``'s: its ``__call__`` takes ``*args``)."""
     import inspect
 
+    if not isinstance(fn, (types.FunctionType, types.MethodType)) and callable(
+            getattr(type(fn), "forward", None)):
+        fn = fn.forward
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

@@ -143,9 +143,9 @@ def test_break_in_helper_points_at_helper_line():
     assert (r.filename, r.lineno) == (THIS_FILE, line_of(helper, "# HELPER-BREAK"))
 
 
-def test_str_contains_guards_and_break_reasons():
+def test_details_contain_guards_and_break_reasons():
     exp = pyinterp.explain(two_breaks, torch.ones(3))
-    text = str(exp)
+    text = exp.details()
     for g in exp.guards:
         assert g in text
     for r in exp.break_reasons:
@@ -153,12 +153,13 @@ def test_str_contains_guards_and_break_reasons():
         assert str(r.lineno) in text
 
 
-def test_str_of_clean_function_contains_guards():
+def test_details_of_clean_function_contain_guards_and_summary_counts_them():
     exp = pyinterp.explain(simple, fresh(3))
-    text = str(exp)
+    text = exp.details()
     assert exp.guards
     for g in exp.guards:
         assert g in text
+    assert "%d guards" % len(exp.guards) in str(exp)
 
 
 def test_print_explanation(capsys):
