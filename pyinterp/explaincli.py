@@ -1,5 +1,6 @@
-"""``python -m pyinterp explain MODULE:FUNCTION [--inputs NAME]``: print
-``pyinterp.explain`` of one call of a script's function.
+"""``python -m pyinterp explain MODULE:FUNCTION [--inputs NAME] [--details]``:
+print ``pyinterp.explain`` of one call of a script's function (its summary;
+with ``--details``, its details after it).
 
 MODULE:FUNCTION is read as ``python -m pyinterp steps`` reads it
 (:mod:`.clitarget`); FUNCTION may name a function, a method or an
@@ -21,8 +22,8 @@ def parser():
     p = argparse.ArgumentParser(
         prog="python -m pyinterp explain",
         description="Trace one call of MODULE:FUNCTION afresh and print what pyinterp "
-                    "captured: graphs, breaks with their reasons, guards, the mock "
-                    "(pyinterp.explain).",
+                    "captured: a summary of the graphs, breaks with their reasons, "
+                    "specializations and guards (pyinterp.explain).",
         epilog="The module provides the inputs: a function %s() (or the one --inputs "
                "names) returning a tuple of positional arguments or a dict of keyword "
                "arguments." % DEFAULT_INPUTS)
@@ -32,6 +33,9 @@ def parser():
     p.add_argument("--inputs", metavar="NAME", default=DEFAULT_INPUTS,
                    help="the function in MODULE that returns the example inputs "
                         "(default: %(default)s)")
+    p.add_argument("--details", action="store_true",
+                   help="then print the details: every guard, the guard code, the mock "
+                        "and each graph")
     return p
 
 
@@ -47,7 +51,10 @@ def main(argv):
     call_args, call_kwargs = example_inputs(module, args.inputs, args.target)
     from . import explain
 
-    print(explain(fn, *call_args, **call_kwargs))
+    explanation = explain(fn, *call_args, **call_kwargs)
+    print(explanation)
+    if args.details:
+        print(explanation.details())
     sys.stdout.flush()
     return 0
 

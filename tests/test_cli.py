@@ -56,7 +56,8 @@ def test_version_is_the_package_and_project_version():
 
 
 def _normalized(text):
-    return re.sub(r"0x[0-9a-f]+", "0x?", text)
+    """Bar code addresses and the seconds measured."""
+    return re.sub(r"\b\d+\.\d{3} s\b", "N s", re.sub(r"0x[0-9a-f]+", "0x?", text))
 
 
 @pytest.mark.parametrize("target, inputs", [("model", "example_inputs"),
@@ -78,6 +79,16 @@ def test_explain_prints_what_explain_returns_for_the_scripts_inputs(target, inpu
         expected = pyinterp.explain(fn, *given)
     assert _normalized(proc.stdout) == _normalized(str(expected) + "\n")
     assert expected.graph_count >= 1
+
+
+def test_explain_details_follow_the_summary():
+    pytest.importorskip("torch")
+    proc = _run("explain", "%s:model" % EXAMPLE, "--details")
+    assert proc.returncode == 0, proc.stderr
+    module, fn = clitarget.load("%s:model" % EXAMPLE, "test")
+    expected = pyinterp.explain(fn, *module.example_inputs())
+    assert _normalized(proc.stdout) == _normalized("%s\n%s\n" % (expected,
+                                                                   expected.details()))
 
 
 def test_explain_says_what_is_missing(tmp_path):
