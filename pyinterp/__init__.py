@@ -43,6 +43,7 @@ from .errors import (  # noqa: E402
 from .api import interpret  # noqa: E402
 from .capture.traced import trace  # noqa: E402  (imports torch only when used)
 from .capture.explain import explain  # noqa: E402
+from .capture.dumping import dump_to  # noqa: E402
 from .stepping import Steps, steps  # noqa: E402
 
 
@@ -60,6 +61,7 @@ __all__ = [
     "steps",
     "Steps",
     "log_breaks",
+    "dump_to",
     "GraphBreakError",
     "RecompileLimitWarning",
     "PyinterpError",

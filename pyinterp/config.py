@@ -7,6 +7,10 @@ at import; tests and tools may also set the attributes directly.
   RefGraph, the interpreter asserts that the stack changed by the amount
   ``dis.stack_effect`` predicts (``pyinterp.errors.StackEffectError``
   otherwise).  It is slower; CI runs the capture tests once this way.
+* ``PYINTERP_DUMP_DIR=dir``: write the generated code of each new cache
+  entry (guard, mock, resume functions, FX graph) to ``dir`` as ``.py``
+  files its code objects point at (``pyinterp.dump_to``; see
+  ``pyinterp.capture.dumping``).
 """
 import os
 
@@ -23,3 +27,7 @@ host_tracebacks = _flag("PYINTERP_HOST_TRACEBACKS")
 
 trace_host = _flag("PYINTERP_TRACE_HOST")
 """Leave the host's trace and profile functions on during interpreted calls."""
+
+dump_dir = os.path.abspath(os.environ["PYINTERP_DUMP_DIR"]) \
+    if os.environ.get("PYINTERP_DUMP_DIR") else None
+"""Where new cache entries' generated code is written (None: nowhere)."""

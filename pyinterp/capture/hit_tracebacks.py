@@ -22,6 +22,7 @@ import types
 from ..codegen.function import register_source
 from ..interp.stubframes import stub_frame
 from ..interp.tracebacks import user_facing
+from .dumping import is_graph_file
 
 _FX_FILE_PREFIX = "<eval_with_key>"
 
@@ -77,7 +78,8 @@ def _node_stack(frame, lineno):
     """The user's stack of the FX node whose line of a GraphModule's
     generated ``forward`` is running in ``frame``, or None."""
     code = frame.f_code
-    if not code.co_filename.startswith(_FX_FILE_PREFIX):
+    if not code.co_filename.startswith(_FX_FILE_PREFIX) \
+            and not is_graph_file(code.co_filename):
         return None
     gm = frame.f_locals.get("self")
     lines = getattr(gm, "_lineno_map", None)

@@ -358,6 +358,10 @@ class Traced:
 
                 if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
                     run = hybrid.runner(fn, self._callees)
+            if config.dump_dir:
+                from .dumping import write_entry
+
+                write_entry(fn, trace)
             entry = Entry(trace.guard, trace.mock, trace, run)
             entry.watch([ref for guard in trace.guards for ref in guard.weak_refs()])
         finally:
