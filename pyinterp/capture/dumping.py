@@ -62,15 +62,16 @@ def write_entry(fn, trace):
     """Write the new entry's code (``trace``: its :class:`TraceResult`) to
     the dump directory and point the code objects at the files; returns
     ``{kind: path}`` (empty when the switch is off).  A file that cannot be
-    written is a warning, never a failed call."""
+    written is a warning, never a failed call (nor a different result: the
+    code objects change their file name only)."""
     directory = config.dump_dir
     if not directory:
         return {}
     try:
         return _write_entry(directory, fn, trace)
-    except OSError as e:
-        warnings.warn("pyinterp: cannot dump generated code to %s (%s)" % (directory, e),
-                      RuntimeWarning, stacklevel=3)
+    except Exception as e:  # noqa: BLE001 - the call goes on: dumping is for reading
+        warnings.warn("pyinterp: cannot dump generated code to %s (%s: %s)"
+                      % (directory, type(e).__name__, e), RuntimeWarning, stacklevel=3)
         return {}
 
 
@@ -152,11 +153,14 @@ def _write_graph(gm, path, moved):
 def _resumes_of(mock):
     """The resume functions a split entry's mock calls (the traced wrappers
     in its globals that ``partial.resume`` marked with the code they resume)."""
+    from .traced import Traced
+
     for value in mock.__globals__.values():
-        resumed = getattr(value, "__dict__", {}).get("resumes")
-        function = getattr(value, "__wrapped__", None)
-        if isinstance(resumed, types.CodeType) and isinstance(function, types.FunctionType):
-            yield function
+        if isinstance(value, Traced):
+            resumed = value.__dict__.get("resumes")
+            function = value.__dict__["__wrapped__"]
+            if isinstance(resumed, types.CodeType) and isinstance(function, types.FunctionType):
+                yield function
 
 
 def _write_resume(function, stem, directory, moved):
