@@ -153,13 +153,12 @@ def _write_graph(gm, path, moved):
 def _resumes_of(mock):
     """The resume functions a split entry's mock calls (the traced wrappers
     in its globals that ``partial.resume`` marked with the code they resume)."""
-    from .traced import Traced
-
     for value in mock.__globals__.values():
-        if isinstance(value, Traced):
-            resumed = value.__dict__.get("resumes")
-            function = value.__dict__["__wrapped__"]
-            if isinstance(resumed, types.CodeType) and isinstance(function, types.FunctionType):
+        if getattr(type(value), "_pyinterp_constant", False):  # (pyinterp's own: Traced)
+            own = getattr(value, "__dict__", {})
+            function = own.get("__wrapped__")
+            if isinstance(own.get("resumes"), types.CodeType) \
+                    and isinstance(function, types.FunctionType):
                 yield function
 
 
