@@ -21,39 +21,15 @@ import pyinterp  # noqa: E402
 from pyinterp import config  # noqa: E402
 from pyinterp.testing import import_file, raised_by  # noqa: E402
 
-SOURCE = '''
-import torch
+from test_trace_tracebacks import SOURCE as TRACEBACKS_SOURCE  # noqa: E402  (f, bump, store...)
 
+SOURCE = TRACEBACKS_SOURCE + '''
 def split(x):
     y = x * 2 + 1
     n = int(y.abs().argmax())  # a graph break: a Python int from tensor data
     if n == 3:
         raise ValueError("last one is the largest")
     return y[n] + y.sum()
-
-def pick(x, i):
-    return x[i] * 2
-
-def f(x, i):
-    y = x + 1
-    return pick(y, i) + y.sum()
-
-def bump(x, i):
-    x.add_(1)
-    return pick(x, i)
-
-class Strict:
-    def __init__(self):
-        object.__setattr__(self, "writes", 0)
-    def __setattr__(self, name, value):
-        if self.writes:
-            raise RuntimeError("written twice")
-        object.__setattr__(self, "writes", 1)
-        object.__setattr__(self, name, value)
-
-def store(x, box):
-    box.value = x * 2
-    return x + 1
 '''
 
 FIRST = torch.tensor([5.0, 1.0, 1.0, 1.0])
