@@ -206,10 +206,13 @@ def test_breakpoints_and_line_events_in_a_dumped_guard(module, dump):
     assert events == list(range(2, last + 1))
 
     debugger = _Breaks()
-    assert debugger.set_break(guard, last) is None  # (a message if the line is not there)
-    assert debugger.set_break(mock, 2) is None
-    result = debugger.runcall(traced, *args)
-    sys.settrace(None)
+    try:
+        assert debugger.set_break(guard, last) is None  # (a message if the line is not there)
+        assert debugger.set_break(mock, 2) is None
+        result = debugger.runcall(traced, *args)
+    finally:
+        sys.settrace(None)
+        debugger.clear_all_breaks()  # (bdb's breakpoints are process-wide)
     torch.testing.assert_close(result, module.f(*args))
     assert [stop for stop in debugger.stops if stop[0] in (guard, mock)] == \
         [(guard, last), (mock, 2)]
@@ -242,3 +245,13 @@ def test_environment_variable_switches_it_on(module, tmp_path):
     assert out.strip() == str(tmp_path / "env_dump" / "f.entry1.guard.py")
     assert sorted(os.listdir(tmp_path / "env_dump")) == \
         ["f.entry1.graph0.py", "f.entry1.guard.py", "f.entry1.mock.py"]
+
+
+def test_a_traced_module_is_named_by_its_class(dump):
+    model = torch.nn.Linear(3, 2)
+    traced = pyinterp.trace(model, backend="eager")
+    x = torch.ones(1, 3)
+    for _ in range(2):
+        torch.testing.assert_close(traced(x), model(x))
+    assert sorted(os.listdir(dump)) == \
+        ["Linear.entry1.graph0.py", "Linear.entry1.guard.py", "Linear.entry1.mock.py"]
