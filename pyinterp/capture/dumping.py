@@ -89,7 +89,8 @@ def _write_entry(directory, fn, trace):
     for kind in ("guard", "mock"):
         function = getattr(trace, kind)
         listing = getattr(trace, kind + "_listing")
-        if isinstance(function, types.FunctionType) and listing is not None:
+        if isinstance(function, types.FunctionType) and listing is not None \
+                and _fits(function.__code__, listing()):
             files[kind] = _write(stem + kind + ".py", listing())
             _retarget(function, files[kind], moved)
     mock = trace.mock
@@ -121,6 +122,14 @@ def _write(path, text):
     return path
 
 
+def _fits(code, text):
+    """Whether ``text`` has every line ``code`` reports, each with text (a
+    listing that is not the code's is never written in its place)."""
+    lines = text.split("\n")
+    return all(line is None or 0 < line <= len(lines) and lines[line - 1].strip()
+               for _, _, line in code.co_lines())
+
+
 def _retarget(function, path, moved):
     """``function`` (and the code nested in it) now runs from ``path``."""
     old = function.__code__
@@ -139,11 +148,9 @@ def _write_graph(gm, path, moved):
     lines of ``GraphModule.code`` are those of its compiled ``forward``)."""
     forward = type(gm).__dict__.get("forward")
     text = getattr(gm, "code", None)
-    if not isinstance(forward, types.FunctionType) or not isinstance(text, str):
+    if not isinstance(forward, types.FunctionType) or not isinstance(text, str) \
+            or not _fits(forward.__code__, text):
         return None
-    if text.count("\n") + 1 < max(line for _, _, line in forward.__code__.co_lines()
-                                  if line is not None):
-        return None  # (not the text the function was compiled from)
     _write(path, text)
     _retarget(forward, path, moved)
     _graph_files.add(path)
