@@ -13,7 +13,8 @@ import re
 from typing import Any, Callable
 
 from . import explain_text, torchversion
-from .traced import Traced, _describe_guard, capture, describe_guard, name_parameters, roots_of
+from .traced import (Traced, _describe_guard, as_traced, capture, describe_guard,
+                     name_parameters, roots_of)
 
 # Paths into a function's own machinery, not values a user set: left out of
 # the specializations (the details list every guard).
@@ -139,6 +140,7 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     """
     torchversion.require_torch("pyinterp.explain")
     cache = None
+    fn = as_traced(fn)  # (a traced module: its Traced)
     if isinstance(fn, Traced):
         cache = list(fn._entries)
         fn = fn.__wrapped__

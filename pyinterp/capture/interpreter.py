@@ -500,11 +500,9 @@ class CaptureInterpreter(Interpreter):
         return None
 
     def call_object(self, fn, method, args, kwargs=None):
-        """A callable object with a Python ``__call__``: a traced function's
-        wrapper is seen through, a module without hooks goes straight to
-        ``forward``; other objects as in the plain interpreter."""
-        if type(fn) is self.traced_type:
-            return self.call(fn.__wrapped__, args, kwargs)
+        """A callable object with a Python ``__call__``: a module without
+        hooks goes straight to ``forward``; other objects as in the plain
+        interpreter."""
         if self.capture.breaks.active and callbacks.disabled(method):
             return self._run_disabled(fn, args, kwargs)
         if issubclass(type(fn), torch.nn.Module):
@@ -615,7 +613,12 @@ class CaptureInterpreter(Interpreter):
     def call_native(self, fn, args, kwargs=None):
         """C code called: classified (torch ops, neutral builtins, consumers
         of containers, methods of outside containers, impure calls, opaque
-        C calls that may run Python code natively), then run."""
+        C calls that may run Python code natively), then run.  A traced
+        function's wrapper (a host type: called natively) is seen through,
+        its ``__wrapped__`` read as the program's read, so that a traced
+        module's tensors keep their paths."""
+        if type(fn) is self.traced_type:
+            return self.call(self.load_attr(fn, "__wrapped__"), args, kwargs)
         if type(fn) is _LRU_WRAPPER and args and issubclass(type(args[0]), logging.Logger):
             # A cached logger method (transformers' logger.warning_once):
             # replayed like logging; the cache keeps it once per message.

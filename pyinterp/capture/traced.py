@@ -503,11 +503,39 @@ def trace(fn: Optional[Callable[..., Any]] = None, *,
     """Capture ``fn`` into compiled graphs; see the README.
 
     Works as ``@trace``, ``@trace(backend=...)`` or ``trace(fn, ...)`` on a
-    function, a bound method or an ``nn.Module``.  (Typed ``Any``: the result
-    is a decorator, or a traced callable that keeps a module's attributes.)
+    function, a bound method or an ``nn.Module`` (traced as an ``nn.Module``:
+    :mod:`.traced_module`).  (Typed ``Any``: the result is a decorator, or a
+    traced callable that keeps a module's attributes.)
     """
     torchversion.require_torch("pyinterp.trace")
     if fn is None:
         return functools.partial(trace, backend=backend, mode=mode, fullgraph=fullgraph,
                                  cache_limit=cache_limit)
-    return Traced(fn, backend=backend, mode=mode, fullgraph=fullgraph, cache_limit=cache_limit)
+    traced = Traced(fn, backend=backend, mode=mode, fullgraph=fullgraph, cache_limit=cache_limit)
+    return _as_module(traced, functools.partial(trace, backend=backend, mode=mode,
+                                                fullgraph=fullgraph, cache_limit=cache_limit))
+
+
+def as_traced(fn):
+    """The :class:`Traced` behind a traced module (:mod:`.traced_module`),
+    else ``fn``."""
+    import sys
+
+    module = sys.modules.get(__package__ + ".traced_module")
+    if module is not None and type(fn) is module.TracedModule:
+        return fn._traced
+    return fn
+
+
+def _as_module(traced, remake):
+    """An ``nn.Module``'s trace as a module (:mod:`.traced_module`); other
+    callables' as they are.  (No torch imported: without it, nothing is a
+    module.)"""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(traced.__wrapped__, torch.nn.Module):
+        return traced
+    from .traced_module import TracedModule
+
+    return TracedModule(traced, remake)

@@ -6,7 +6,8 @@ three SGD steps on the same data, each wrapped in DDP:
 
 * ``eager``: ``DDP(model)`` called as it is (the reference);
 * ``traced``: ``pyinterp.trace(DDP(model))``;
-* ``inner``: ``DDP(model)`` whose ``model.forward`` is ``pyinterp.trace``d.
+* ``inner``: ``DDP(model)`` whose ``model.forward`` is ``pyinterp.trace``d;
+* ``outer``: ``DDP(pyinterp.trace(model))`` (a traced module is a module).
 
 and writes JSON to OUT_FILE: for each traced copy, whether its parameters
 equal the reference's exactly (``torch.equal``) and the largest difference,
@@ -69,11 +70,15 @@ def main(rank, world, init_file, out_file):
     counter = Counting()
     m.forward = pyinterp.trace(m.forward, backend=counter)
     results["inner"] = train(m, ddp(m), rank)
+    m = model()
+    outer = Counting()
+    results["outer"] = train(m, ddp(pyinterp.trace(m, backend=outer)), rank)
     report = {name: {"equal": all(torch.equal(a, b) for a, b in zip(params, reference)),
                      "max_diff": max((a - b).abs().max().item()
                                      for a, b in zip(params, reference))}
               for name, params in results.items()}
     report["inner_graph_runs"] = counter.runs
+    report["outer_graph_runs"] = outer.runs
     with open(out_file, "w") as f:
         json.dump(report, f)
     dist.barrier()  # neither rank tears gloo down while the other still talks

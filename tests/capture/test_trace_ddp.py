@@ -7,7 +7,8 @@ DDP's forward calls its C++ reducer and logger (``prepare_for_forward``,
 they ran once, on the capture, and later calls trained differently (about
 5e-4 after three steps).  Now those calls are breaks and DDP runs natively
 (``torch.compile`` matches eager DDP exactly too); a model whose own
-``forward`` is traced inside DDP gets a graph with DDP's hooks kept.
+``forward`` is traced inside DDP gets a graph with DDP's hooks kept, and so
+does a traced model wrapped in DDP (``DDP(pyinterp.trace(model))``).
 """
 import json
 import os
@@ -44,3 +45,5 @@ def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
         assert report["traced"]["equal"], report
         assert report["inner"]["equal"], report
         assert report["inner_graph_runs"] >= 2, report  # the inner forward's hits ran a graph
+        assert report["outer"]["equal"], report
+        assert report["outer_graph_runs"] >= 2, report  # DDP(trace(model)): graphs too
