@@ -109,13 +109,17 @@ class TracedModule(torch.nn.Module):
             raise
 
     def __setattr__(self, name, value):
-        if name in _OWN or hasattr(type(self), name):
+        if name in _OWN:
+            self.__dict__[name] = value  # (never registered: no prefix)
+        elif hasattr(type(self), name):
             torch.nn.Module.__setattr__(self, name, value)
         else:
             setattr(self._orig_mod, name, value)
 
     def __delattr__(self, name):
-        if name in _OWN or hasattr(type(self), name):
+        if name in _OWN:
+            del self.__dict__[name]
+        elif hasattr(type(self), name):
             torch.nn.Module.__delattr__(self, name)
         else:
             delattr(self._orig_mod, name)
