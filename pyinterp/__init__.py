@@ -45,14 +45,14 @@ from .capture.traced import trace  # noqa: E402  (imports torch only when used)
 from .capture.explain import explain  # noqa: E402
 from .capture.dumping import dump_to  # noqa: E402
 from .stepping import Steps, steps  # noqa: E402
+from .capture.logs import set_logs  # noqa: E402
 
 
 def log_breaks(enabled: bool = True) -> None:
-    """Log each graph break as it happens (logger ``pyinterp.breaks``);
-    ``PYINTERP_LOG_BREAKS=1`` in the environment does the same."""
-    from .capture.state import log_breaks as _switch
-
-    _switch(enabled)
+    """Deprecated: ``set_logs(breaks=enabled)`` (logs each graph break as it
+    happens, on the ``pyinterp.breaks`` logger; ``PYINTERP_LOG_BREAKS=1``
+    is ``PYINTERP_LOGS=breaks``)."""
+    set_logs(breaks=bool(enabled))
 
 __all__ = [
     "interpret",
@@ -60,6 +60,7 @@ __all__ = [
     "explain",
     "steps",
     "Steps",
+    "set_logs",
     "log_breaks",
     "dump_to",
     "GraphBreakError",

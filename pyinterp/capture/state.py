@@ -20,7 +20,6 @@ Records (see :class:`Capture`): owns ``recording`` (:class:`Recording`) and
 import contextlib
 import linecache
 import logging
-import os
 import sys
 
 import attrs
@@ -28,6 +27,7 @@ import torch
 
 from . import callbacks
 from .consumers import ARGS, consume
+from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
 from .values import scalars, tracked_ints
@@ -58,16 +58,7 @@ _INPLACE_DUNDERS = frozenset("__i%s__" % op for op in (
     "lshift", "rshift"))
 
 
-LOG_BREAKS = [os.environ.get("PYINTERP_LOG_BREAKS", "") not in ("", "0")]
-"""Whether each break is logged as it happens (``pyinterp.log_breaks``)."""
-_break_logger = logging.getLogger("pyinterp.breaks")
-
-
-def log_breaks(enabled=True):
-    """Log every graph break as it happens, on the ``pyinterp.breaks`` logger
-    (WARNING level: shown on stderr unless logging is configured otherwise).
-    The environment variable ``PYINTERP_LOG_BREAKS=1`` turns it on too."""
-    LOG_BREAKS[0] = bool(enabled)
+_break_logger = logging.getLogger("pyinterp.breaks")  # (switched in capture/logs.py)
 
 
 class RecordingMode(torch.overrides.TorchFunctionMode):
@@ -245,8 +236,9 @@ class Capture:
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
-        if LOG_BREAKS[0] and not self.breaks.explain:
-            _break_logger.warning("graph break: %s", record)
+        if not self.breaks.explain and _break_logger.isEnabledFor(logging.INFO):
+            _break_logger.info("graph break at %s\n    %s [%s]\n    hint: %s", site_text(site),
+                               record.message, record.kind, record.hint)
         if self.breaks.fullgraph:
             raise GraphBreakSignal(record)
         if self.breaks.explain:

@@ -23,7 +23,7 @@ from ..codegen import collector
 from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 from ..interp.tracebacks import user_traceback
-from . import sourcelines, torchversion
+from . import logreport, sourcelines, torchversion
 from .cache import RETIRED, Entries, Entry
 from .partial.callees import Callees
 
@@ -156,6 +156,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         raise error from None
     cap.finish()
     out = TraceResult()
+    out.call_shape = (len(args), tuple(kwargs))  # (the recompiles log's reason)
     out.result = result
     out.top_steps = cap.top.steps
     out.top_callees = cap.top.callees
@@ -201,7 +202,8 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
     if gm is not None:
         example = [t for _, t, _ in rec.inputs]
         start = time.perf_counter()
-        compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
+        compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
+                                           gm, example, mode)
         out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
@@ -349,6 +351,7 @@ class Traced:
             return self.__wrapped__(*args, **kwargs)
         fn = self.__wrapped__
         entry = None
+        report = logreport.begin(fn, seen, args, kwargs)  # None when the logs are off
         try:
             trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
                             self._fullgraph, callees=self._callees)
@@ -366,6 +369,8 @@ class Traced:
             entry.watch([ref for guard in trace.guards for ref in guard.weak_refs()])
         finally:
             self._entries.end_miss(entry)
+            if report is not None:
+                logreport.end(report, entry, len(self._entries))
         return trace.take_result()
 
     def _after_graph_failure(self, entry, args, kwargs):

@@ -38,6 +38,7 @@ from ...codegen.mockgen import MockBuilder, Walker, graph_outputs
 from ...codegen.resume import call_then_resume, resume_code
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes.signals import NULL
+from .. import logreport
 from .callees import NO_SELF
 
 SPLIT_POINTS = frozenset({"CALL"})
@@ -117,7 +118,8 @@ def split_entry(cap, pre, in_callee, backend, mode, callees):
     if rec.op_count or outputs:
         gm = rec.finish(outputs)
         example = [t for _, t, _ in rec.inputs]
-        compiled = backends.compile_graph(backend or backends.eager, gm, example, mode)
+        compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
+                                           gm, example, mode)
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
     builder.preload(effects, values)
