@@ -6,7 +6,9 @@ a miss that leads to a capture asks here for the reason: the failed guard's
 paths are evaluated again against the call's arguments, and the first check
 that fails is written as ``path: expected E, got A`` (``x.shape[0]:
 expected 2, got 3``) with the user's ``file:line`` whose read made the
-guard.  Nothing here runs on a hit.
+guard.  Nothing here runs on a hit (and ``import pyinterp`` loads no RefGraph
+module through this one: :func:`name_parameters` is all that
+:mod:`.traced` imports, so the rest imports them when it runs).
 
 The paths are the ones the guard itself just read on this call, so
 evaluating them again runs no code the guard did not run.  Any error while
@@ -15,9 +17,6 @@ explaining gives the guard's rendered text instead of a reason.
 import linecache
 import operator
 import re
-
-from ..refgraph import guards as G
-from ..refgraph.expr import Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj
 
 ARGS_SHAPE = -1
 RAISED = -2
@@ -33,6 +32,8 @@ _TENSOR_FIELDS = ("dtype", "device", "shape", "stride()", "requires_grad")
 def evaluate(expr, env):
     """The value of an :mod:`~pyinterp.refgraph.expr` tree; ``env`` holds the
     locals (``args``, ``kwargs``)."""
+    from ..refgraph.expr import Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj
+
     tp = type(expr)
     if tp is Local:
         return env[expr.name]
@@ -60,13 +61,18 @@ def readable(expr, param_names=()):
     """``expr`` as Python naming the traced function's parameters
     (``x.shape`` rather than ``args[0].shape``)."""
     text = expr.render(lambda node: node.hint or "<%s>" % type(node.value).__name__)
+    return name_parameters(text, param_names)
 
+
+def name_parameters(text, param_names):
+    """``text`` (a rendered guard or path) with ``args[i]`` and
+    ``kwargs['name']`` spelled as the function's parameter names."""
     def name(match):
         i = int(match.group(1))
         return param_names[i] if i < len(param_names) else match.group(0)
 
-    text = re.sub(r"\bargs\[(\d+)\]", name, text)
-    return re.sub(r"\bkwargs\['(\w+)'\]", r"\1", text)
+    text = re.sub(r"args\[(\d+)\]", name, text)
+    return re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
 
 
 def site_text(site):
@@ -127,6 +133,9 @@ def _raised(trace, env):
 
 def _failed(guard, env, names):
     """``path: expected E, got A`` for the first check of ``guard`` that fails."""
+    from ..refgraph import guards as G
+    from ..refgraph.expr import Compare
+
     if type(guard) is G.TensorMatch:
         return _tensor(guard, env, names)
     for check in guard.checks(_path):
@@ -143,6 +152,8 @@ def _failed(guard, env, names):
 
 
 def _tensor(guard, env, names):
+    from ..refgraph import guards as G
+
     path = readable(guard.source.expr(), names)
     value = evaluate(guard.source.expr(), env)
     if type(value) is not guard.tp:
@@ -172,12 +183,16 @@ def _plain(value):
 
 
 def _spell(expr, env):
+    from ..refgraph.expr import Obj
+
     if type(expr) is Obj and expr.hint:
         return expr.hint
     return _show(evaluate(expr, env))
 
 
 def _show(value, limit=80):
+    from ..refgraph import guards as G
+
     if isinstance(value, type) or callable(value) and hasattr(value, "__qualname__"):
         return G._name(value)
     try:

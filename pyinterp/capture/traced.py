@@ -24,6 +24,7 @@ from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 from ..interp.tracebacks import user_traceback
 from . import logreport, sourcelines, torchversion
+from .guardfail import name_parameters
 from .cache import RETIRED, Entries, Entry
 from .partial.callees import Callees
 
@@ -458,19 +459,6 @@ def describe_guard(guard, param_names=()):
     if guard.site:
         text += "  # %s:%s" % guard.site
     return text
-
-
-def name_parameters(text, param_names):
-    """``text`` (a rendered guard or path) with ``args[i]`` and
-    ``kwargs['name']`` spelled as the function's parameter names."""
-    import re
-
-    def name(match):
-        i = int(match.group(1))
-        return param_names[i] if i < len(param_names) else match.group(0)
-
-    text = re.sub(r"args\[(\d+)\]", name, text)
-    return re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
 
 
 def parameter_names(fn):
