@@ -1,9 +1,11 @@
 """Graph backends: turn a recorded FX graph into something callable.
 
+``resolve`` turns ``torch.compile``'s ``backend``/``mode``/``options``
+into one compiler ``(GraphModule, example_inputs) -> callable``:
 ``"eager"`` runs the GraphModule's generated ``forward`` as it is;
 ``"inductor"`` compiles it with TorchInductor (``compile_fx``: C++ on CPU,
-Triton on GPU); any other callable is a ``torch.compile``-style backend
-``(GraphModule, example_inputs) -> callable``.  A backend that fails is
+Triton on GPU) with the mode's and options' config; other names come from
+torch's backend registry; a callable is a ``torch.compile``-style backend.  A backend that fails is
 reported with a warning and replaced by the eager backend for that graph,
 so a call always returns its real result.
 
@@ -24,15 +26,42 @@ def eager(gm, example_inputs):
     return gm.forward
 
 
-def inductor(gm, example_inputs, mode=None):
-    """TorchInductor; ``mode="reduce-overhead"`` turns on CUDA graphs."""
-    from torch._inductor.compile_fx import compile_fx
+class Inductor:
+    """TorchInductor with ``torch.compile``'s ``mode`` and ``options``.
 
-    patches = {"triton.cudagraphs": True} if mode == "reduce-overhead" else None
-    if mode == "reduce-overhead":
-        _mark_static_parameters(example_inputs)
-    with _shape_env_for_loops(gm):
-        return compile_fx(gm, list(example_inputs), config_patches=patches)
+    The mode and options are checked, and turned into Inductor config
+    patches, by torch's own wrapper (``torch._TorchCompileInductorWrapper``,
+    what ``torch.compile(backend="inductor")`` builds), so a bad mode or an
+    unknown option raises torch's ``RuntimeError`` when it is made, at
+    ``trace()`` time.  A mode that turns CUDA graphs on
+    (``"reduce-overhead"``) also marks the parameters as static inputs."""
+
+    __name__ = "inductor"
+
+    def __init__(self, mode=None, options=None, dynamic=None):
+        import torch
+
+        self._wrapper = torch._TorchCompileInductorWrapper(
+            mode, dict(options) if options else None, dynamic)
+
+    @property
+    def config(self):
+        """The Inductor config patches this backend compiles with."""
+        return dict(self._wrapper.config)
+
+    def __call__(self, gm, example_inputs):
+        if self._wrapper.config.get("triton.cudagraphs"):
+            _mark_static_parameters(example_inputs)
+        with _shape_env_for_loops(gm):
+            return self._wrapper(gm, list(example_inputs))
+
+    def __repr__(self):
+        return "<inductor backend %r>" % (self._wrapper.config,)
+
+
+def inductor(gm, example_inputs):
+    """TorchInductor with its default config."""
+    return Inductor()(gm, example_inputs)
 
 
 def _shape_env_for_loops(gm):
@@ -62,19 +91,54 @@ def _mark_static_parameters(example_inputs):
             torch._dynamo.mark_static_address(t, guard=False)
 
 
-def resolve(backend):
-    """The backend callable for ``backend`` (a name or a callable)."""
-    if callable(backend):
-        return backend
-    if backend == "eager":
-        return eager
-    if backend == "inductor":
-        return inductor
-    raise ValueError("unknown backend %r: use 'inductor', 'eager' or a callable "
-                     "(GraphModule, example_inputs) -> callable" % (backend,))
+class _WithKeywords:
+    """A registry backend given ``mode``/``options`` as keyword arguments,
+    as ``torch.compile`` passes them to a backend other than Inductor."""
+
+    def __init__(self, compiler, kwargs):
+        self.compiler = compiler
+        self.kwargs = kwargs
+        self.__name__ = getattr(compiler, "__name__", type(compiler).__name__)
+
+    def __call__(self, gm, example_inputs):
+        return self.compiler(gm, example_inputs, **self.kwargs)
 
 
-def compile_graph(backend, gm, example_inputs, mode=None):
+def resolve(backend="inductor", mode=None, options=None, dynamic=None):
+    """The compiler ``(GraphModule, example_inputs) -> callable`` that
+    ``torch.compile(backend=backend, mode=mode, options=options)`` would
+    use, checked now: ``"inductor"`` (mode and options checked by
+    Inductor), ``"eager"``, any other name in torch's backend registry
+    (``"aot_eager"``, ``"cudagraphs"``, a backend registered with
+    ``torch._dynamo.register_backend``) or a callable.  Errors are
+    ``torch.compile``'s: an unknown name raises
+    ``torch._dynamo.exc.InvalidBackend``; ``mode`` and ``options`` together,
+    a bad mode or an unknown Inductor option raise ``RuntimeError``."""
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if backend is None:
+        backend = "inductor"
+    if backend == "inductor" or backend is inductor:
+        return Inductor(mode, options, dynamic)
+    kwargs = {}
+    if mode and mode != "default":
+        kwargs["mode"] = mode
+    if options:
+        kwargs["options"] = dict(options)
+    if backend == "eager" or backend is eager:
+        return eager  # (torch's "eager" is the same; it ignores mode and options)
+    if isinstance(backend, str):
+        from torch._dynamo.backends.registry import lookup_backend
+
+        backend = lookup_backend(backend)
+    elif not callable(backend):
+        raise TypeError("backend must be a name or a callable (GraphModule, example_inputs) "
+                        "-> callable, not %s" % type(backend).__name__)
+    return _WithKeywords(backend, kwargs) if kwargs else backend
+
+
+def compile_graph(backend, gm, example_inputs):
     """Compile ``gm``; on failure warn and fall back to the eager backend.
 
     The backend runs with the cyclic collector as the user had it, even
@@ -83,8 +147,6 @@ def compile_graph(backend, gm, example_inputs, mode=None):
     """
     try:
         with _compile_lock, collector.as_the_user_had_it():
-            if backend is inductor:
-                return inductor(gm, example_inputs, mode)
             return backend(gm, list(example_inputs))
     except Exception as e:  # noqa: BLE001 - any backend failure falls back
         warnings.warn("pyinterp: backend %s failed to compile a graph (%s: %s); running "

@@ -41,7 +41,7 @@ from .errors import (  # noqa: E402
     UnsupportedPythonError,
 )
 from .api import interpret  # noqa: E402
-from .capture.traced import trace  # noqa: E402  (imports torch only when used)
+from .capture.traced import reset, trace  # noqa: E402  (imports torch only when used)
 from .capture.explain import explain  # noqa: E402
 from .capture.dumping import dump_to  # noqa: E402
 from .stepping import Steps, steps  # noqa: E402
@@ -57,6 +57,7 @@ def log_breaks(enabled: bool = True) -> None:
 __all__ = [
     "interpret",
     "trace",
+    "reset",
     "explain",
     "steps",
     "Steps",

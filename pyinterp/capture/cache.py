@@ -29,7 +29,7 @@ def _retired_guard(args, kwargs):
 class Entry:
     """One cache entry: a guard and what to run when it passes."""
 
-    __slots__ = ("guard", "mock", "native", "run", "trace", "failures", "_watches",
+    __slots__ = ("guard", "mock", "native", "run", "trace", "hits", "failures", "_watches",
                  "__weakref__")
 
     def __init__(self, guard, mock, trace, run=None):
@@ -40,7 +40,8 @@ class Entry:
         # (hybrid.py), or None to call the function plainly.
         self.run = run
         self.trace = trace
-        self.failures = {}
+        self.hits = 0  # calls its guard passed
+        self.failures = {}  # guard failure index -> calls it failed
         self._watches = ()
 
     def watch(self, refs):
@@ -84,6 +85,11 @@ class Entries:
 
     def __iter__(self):
         return iter(self.snapshot)
+
+    def clear(self):
+        """Drop every entry (a capture in flight still adds its own)."""
+        with self._lock:
+            self.snapshot = ()
 
     def to_front(self, entry):
         """``entry`` passed its guard: make it the first one tried."""

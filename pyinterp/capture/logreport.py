@@ -64,18 +64,18 @@ def _current():
     return stack[-1] if stack else None
 
 
-def compile_graph(compile, backend, gm, example, mode):
-    """``compile(backend, gm, example, mode)`` (``backends.compile_graph``),
+def compile_graph(compile, backend, gm, example):
+    """``compile(backend, gm, example)`` (``backends.compile_graph``),
     timed; logs its start and end when it runs long."""
     report = _current()
     if report is None:
-        return compile(backend, gm, example, mode)
+        return compile(backend, gm, example)
     what = "%s's graph (%d ops, backend %s)" % (
         report.name, _ops(gm), getattr(backend, "__name__", backend))
     watch = _LongCompile(what) if logs.enabled("perf") else None
     start = time.perf_counter()
     try:
-        return compile(backend, gm, example, mode)
+        return compile(backend, gm, example)
     finally:
         seconds = time.perf_counter() - start
         report.add("backend compile", seconds)

@@ -16,7 +16,8 @@ import functools
 import time
 import types
 import warnings
-from typing import Any, Callable, Optional, Union
+import weakref
+from typing import Any, Callable, Dict, Optional, Union
 
 from .. import api, config
 from ..codegen import collector
@@ -77,7 +78,7 @@ class TraceResult:
             pass
 
 
-def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=False,
+def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
             explain=False, callees=None):
     """Run ``target(*args, **kwargs)`` with capture on.
 
@@ -93,8 +94,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     start = time.perf_counter()
     with collector.paused(), sourcelines.recording() as lines:
         try:
-            out = _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain,
-                           callees)
+            out = _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees)
         except BaseException:
             sourcelines.forget(lines)
             raise
@@ -107,7 +107,7 @@ def capture(target, args, kwargs, roots=(), backend=None, mode=None, fullgraph=F
     return out
 
 
-def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, callees):
+def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     # The capture machinery loads on the first capture, not on ``import
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
@@ -128,7 +128,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         callees = Callees(wrapper_maker({}))
     cap = Capture(InterpState(), TopFrame(_top_code(target) if splits else None),
                   fullgraph=fullgraph, explain=explain,
-                  splitter=_splitter(backend, mode, callees) if splits else None)
+                  splitter=_splitter(backend, callees) if splits else None)
     rg = cap.recording.refgraph
     rg.add_guard(G.StateIs(torch_state, value=torch_state()))
     for obj, name in roots:
@@ -204,7 +204,7 @@ def _capture(target, args, kwargs, roots, backend, mode, fullgraph, explain, cal
         example = [t for _, t, _ in rec.inputs]
         start = time.perf_counter()
         compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
-                                           gm, example, mode)
+                                           gm, example)
         out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
@@ -237,14 +237,14 @@ def _top_code(target):
     return getattr(forward, "__code__", None)
 
 
-def _splitter(backend, mode, callees):
+def _splitter(backend, callees):
     """Builds the split entry at a break (None when the point is unsupported)."""
     from .partial import resume
 
     def split(cap):
         in_callee = cap.interp.vm.top is not cap.top.frame
         try:
-            return resume.split_entry(cap, cap.top.pre, in_callee, backend, mode, callees)
+            return resume.split_entry(cap, cap.top.pre, in_callee, backend, callees)
         except Exception:  # noqa: BLE001 - unsupported point: the native entry
             return None
 
@@ -281,29 +281,47 @@ class Traced:
 
     _pyinterp_constant = True  # a mock may hold one as it is (a resume function)
 
-    def __init__(self, fn, backend="inductor", mode=None, fullgraph=False, cache_limit=8):
+    def __init__(self, fn, backend="inductor", mode=None, options=None, dynamic=None,
+                 fullgraph=False, cache_limit=8):
         from ..codegen import backends
 
         if not callable(fn):
             raise TypeError("pyinterp.trace expects a callable, got %s" % type(fn).__name__)
-        if mode not in (None, "reduce-overhead"):
-            raise ValueError("mode must be None or 'reduce-overhead', not %r" % (mode,))
         if not isinstance(cache_limit, int) or cache_limit < 1:
             raise ValueError("cache_limit must be a positive int, not %r" % (cache_limit,))
+        if dynamic not in (None, True, False):
+            raise ValueError("dynamic must be None, True or False, not %r" % (dynamic,))
         self.__dict__["__wrapped__"] = fn
-        self._backend = backends.resolve(backend)
-        self._mode = mode
+        self._backend = backends.resolve(backend, mode, options, dynamic)
         self._fullgraph = fullgraph
         self._cache_limit = cache_limit
-        self._options = {"backend": backend, "mode": mode, "cache_limit": cache_limit}
+        # What the traced wrappers of resume functions and callees share.
+        self._options = {"backend": self._backend, "cache_limit": cache_limit}
         self._entries = Entries(cache_limit)
         # The traced wrappers of callees that partial graphs call (partial/callees.py).
         self._callees = Callees(wrapper_maker(self._options))
         self._warned_limit = False
         if mode == "reduce-overhead":
             _warn_reduce_overhead_on_cpu()
+        if dynamic:
+            _warn_dynamic_unsupported()
         if hasattr(fn, "__name__"):
             functools.update_wrapper(self, fn, updated=())
+        _all_traced.add(self)
+
+    # -- the cache ---------------------------------------------------------------
+    def cache_entries(self):
+        """This callable's cache entries, most recently used first, as
+        :class:`.cacheinfo.CacheEntryInfo` (the guard's readable source,
+        its checks one per line, hits, failures counted by check)."""
+        from .cacheinfo import entry_info
+
+        return [entry_info(entry, _describe_guard) for entry in self._entries]
+
+    def reset(self):
+        """Drop every cache entry: the next call captures afresh."""
+        self._entries.clear()
+        self._warned_limit = False
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -316,6 +334,7 @@ class Traced:
                 except Exception:  # noqa: BLE001 - a guard that raises is a miss
                     ok = -2
                 if ok is True:
+                    entry.hits += 1
                     if index:
                         self._entries.to_front(entry)
                     if entry.native:
@@ -354,8 +373,8 @@ class Traced:
         entry = None
         report = logreport.begin(fn, seen, args, kwargs)  # None when the logs are off
         try:
-            trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._mode,
-                            self._fullgraph, callees=self._callees)
+            trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._fullgraph,
+                            callees=self._callees)
             run = None
             if trace.mock is None and trace.top_callees:
                 from .partial import hybrid
@@ -487,13 +506,51 @@ def _warn_reduce_overhead_on_cpu():
     if not torch.cuda.is_available() and not _reduce_overhead_warned:
         _reduce_overhead_warned = True
         warnings.warn("pyinterp.trace(mode='reduce-overhead') has no effect on CPU (CUDA graphs "
-                      "need a GPU); tracing as with mode=None", UserWarning, stacklevel=3)
+                      "need a GPU); tracing as with mode=None", UserWarning, stacklevel=4)
 
 
-def trace(fn: Optional[Callable[..., Any]] = None, *,
+_dynamic_warned = False
+
+
+def _warn_dynamic_unsupported():
+    global _dynamic_warned
+    if not _dynamic_warned:
+        _dynamic_warned = True
+        warnings.warn("pyinterp.trace(dynamic=True): symbolic shapes are not supported yet; "
+                      "each input shape is captured and compiled on its own (as with "
+                      "dynamic=False). Results are the same.", UserWarning, stacklevel=4)
+
+
+_all_traced = weakref.WeakSet()
+"""Every live :class:`Traced` (for :func:`reset`)."""
+
+
+def reset() -> None:
+    """Clear every cache of pyinterp, like ``torch.compiler.reset()``: every
+    traced callable (traced modules, resume functions and callees
+    included) drops its entries, so its next call captures afresh."""
+    for traced in list(_all_traced):
+        traced.reset()
+
+
+def trace(model: Optional[Callable[..., Any]] = None, *, fullgraph: bool = False,
+          dynamic: Optional[bool] = None,
           backend: Union[str, Callable[..., Any]] = "inductor", mode: Optional[str] = None,
-          fullgraph: bool = False, cache_limit: int = 8) -> Any:
-    """Capture ``fn`` into compiled graphs; see the README.
+          options: Optional[Dict[str, Any]] = None, disable: bool = False,
+          cache_limit: int = 8) -> Any:
+    """Capture ``model`` into compiled graphs, as ``torch.compile`` does; see
+    the README.
+
+    The arguments are ``torch.compile``'s.  ``backend``: ``"inductor"``,
+    ``"eager"``, any name in torch's backend registry (``"aot_eager"``,
+    ``"cudagraphs"``, one registered with ``torch._dynamo.register_backend``)
+    or a callable; ``mode`` (Inductor's modes) and ``options`` (Inductor
+    config) are checked now, by Inductor, and raise as ``torch.compile``
+    does; ``disable=True`` returns ``model`` untouched.  ``dynamic``:
+    ``None`` and ``False`` specialize on shapes (a new shape captures
+    again); ``True`` warns that symbolic shapes are not supported yet.
+    ``cache_limit`` (``torch.compile``'s ``recompile_limit``): past that
+    many entries, new misses run natively.
 
     Works as ``@trace``, ``@trace(backend=...)`` or ``trace(fn, ...)`` on a
     function, a bound method or an ``nn.Module`` (traced as an ``nn.Module``:
@@ -501,12 +558,19 @@ def trace(fn: Optional[Callable[..., Any]] = None, *,
     traced callable that keeps a module's attributes.)
     """
     torchversion.require_torch("pyinterp.trace")
-    if fn is None:
-        return functools.partial(trace, backend=backend, mode=mode, fullgraph=fullgraph,
-                                 cache_limit=cache_limit)
-    traced = Traced(fn, backend=backend, mode=mode, fullgraph=fullgraph, cache_limit=cache_limit)
-    return _as_module(traced, functools.partial(trace, backend=backend, mode=mode,
-                                                fullgraph=fullgraph, cache_limit=cache_limit))
+    again = functools.partial(trace, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                              mode=mode, options=options, disable=disable,
+                              cache_limit=cache_limit)
+    if model is None:
+        return again
+    if disable:
+        from ..codegen import backends
+
+        backends.resolve(backend, mode, options, dynamic)  # (bad values raise, as in torch)
+        return model
+    traced = Traced(model, backend=backend, mode=mode, options=options, dynamic=dynamic,
+                    fullgraph=fullgraph, cache_limit=cache_limit)
+    return _as_module(traced, again)
 
 
 def as_traced(fn):

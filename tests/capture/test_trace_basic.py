@@ -650,14 +650,14 @@ def test_method_in_class_body_wrong_arguments_same_error_as_eager():
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"mode": "max-autotune"},
+    {"mode": "fastest"},
     {"cache_limit": 0},
     {"backend": "no-such-backend"},
 ], ids=["mode", "cache_limit", "backend"])
-def test_invalid_options_are_rejected(kwargs):
-    with pytest.raises((ValueError, TypeError)):
-        traced = pyinterp.trace(lambda x: x * 2, **kwargs)
-        traced(fresh(2))  # a lazily checked option fails at the latest here
+def test_invalid_options_are_rejected_at_trace_time(kwargs):
+    # (torch.compile's own errors: test_trace_compile_api.py)
+    with pytest.raises((ValueError, TypeError, RuntimeError)):
+        pyinterp.trace(lambda x: x * 2, **kwargs)
 
 
 def test_non_callable_is_rejected():

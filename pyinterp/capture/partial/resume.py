@@ -71,7 +71,7 @@ class PreState:
         self.n_ops = rec.op_count
 
 
-def split_entry(cap, pre, in_callee, backend, mode, callees):
+def split_entry(cap, pre, in_callee, backend, callees):
     """Build the mock of a split entry at ``pre`` (see the module docstring);
     returns ``(mock, listing, graph_module_or_None)``.  ``callees`` (a
     :class:`.callees.Callees`) makes traced wrappers with the traced
@@ -119,7 +119,7 @@ def split_entry(cap, pre, in_callee, backend, mode, callees):
         gm = rec.finish(outputs)
         example = [t for _, t, _ in rec.inputs]
         compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
-                                           gm, example, mode)
+                                           gm, example)
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
     builder.preload(effects, values)

@@ -1,0 +1,61 @@
+"""What ``traced.cache_entries()`` returns: one readable record per entry.
+
+Built on request from a :class:`.cache.Entry` (nothing here runs on a call).
+"""
+from typing import Dict, List
+
+
+class CacheEntryInfo:
+    """One cache entry of a traced callable, as a user reads it.
+
+    * ``guard_source``: the guard function's Python source;
+    * ``guards``: its checks, one readable line each, with the user's
+      ``file:line`` whose read made it;
+    * ``kind``: ``"graph"`` (one mock around the compiled graph),
+      ``"partial"`` (graph breaks: compiled graphs around the break, resumed
+      by resume functions) or ``"native"`` (a break where no split is
+      possible: the function runs natively, its callees traced);
+    * ``graph_count``, ``break_reasons`` (the breaks' messages);
+    * ``hits``: calls whose guard passed;
+    * ``failures``: ``{check: calls}``, the check that failed first on a
+      call this entry did not serve (a call that another entry then served
+      counts too).
+    """
+
+    def __init__(self, guard_source: str, guards: List[str], kind: str, graph_count: int,
+                 break_reasons: List[str], hits: int, failures: Dict[str, int]):
+        self.guard_source = guard_source
+        self.guards = guards
+        self.kind = kind
+        self.graph_count = graph_count
+        self.break_reasons = break_reasons
+        self.hits = hits
+        self.failures = failures
+
+    def __repr__(self) -> str:
+        return "<cache entry: %s, %d graph(s), %d guards, %d hits, %d failures>" % (
+            self.kind, self.graph_count, len(self.guards), self.hits,
+            sum(self.failures.values()))
+
+
+def entry_info(entry, describe) -> CacheEntryInfo:
+    """``entry``'s record; ``describe(trace, index)`` names a failed check
+    (a guard's index, or one of the cache's negative codes)."""
+    trace = entry.trace
+    failures: Dict[str, int] = {}
+    for index, n in entry.failures.items():
+        text = describe(trace, index)
+        failures[text] = failures.get(text, 0) + n
+    return CacheEntryInfo(
+        guard_source=trace.guard_text,
+        guards=[describe(trace, i) for i in range(len(trace.guards))],
+        kind="native" if entry.native else "partial" if trace.breaks else "graph",
+        graph_count=trace.graph_count,
+        break_reasons=[_reason(record) for record in trace.breaks],
+        hits=entry.hits,
+        failures=failures)
+
+
+def _reason(record) -> str:
+    where = " (%s:%s)" % (record.filename, record.lineno) if record.filename else ""
+    return "%s: %s%s" % (record.kind, record.message, where)
