@@ -44,6 +44,7 @@ from .api import interpret  # noqa: E402
 from .capture.traced import reset, trace  # noqa: E402  (imports torch only when used)
 from .capture.explain import explain  # noqa: E402
 from .capture.dumping import dump_to  # noqa: E402
+from .capture.runlog import trace_to  # noqa: E402
 from .stepping import Steps, steps  # noqa: E402
 from .capture.logs import set_logs  # noqa: E402
 
@@ -64,6 +65,7 @@ __all__ = [
     "set_logs",
     "log_breaks",
     "dump_to",
+    "trace_to",
     "GraphBreakError",
     "RecompileLimitWarning",
     "PyinterpError",

@@ -10,7 +10,9 @@ the bare command runs), ``steps MODULE:FUNCTION [ARG ...]``, which prints
 every instruction that call executes (``pyinterp.steps``; see
 docs/steps.md), and ``explain MODULE:FUNCTION``, which prints
 ``pyinterp.explain`` of a call with the inputs the script provides
-(:mod:`pyinterp.explaincli`).  ``--version`` prints pyinterp's version.
+(:mod:`pyinterp.explaincli`), and ``report DIR``, which turns a run log
+(``PYINTERP_TRACE_DIR=DIR``) into one HTML page (:mod:`pyinterp.reportcli`).
+``--version`` prints pyinterp's version.
 """
 import argparse
 import dataclasses
@@ -152,6 +154,8 @@ COMMANDS = {
     "steps": "run MODULE:FUNCTION(ARG...) and print every instruction it executed",
     "explain": "print pyinterp.explain of MODULE:FUNCTION called with the example "
                "inputs the module provides",
+    "report": "turn the run log in DIR (PYINTERP_TRACE_DIR=DIR) into one HTML page: "
+              "source lines, graphs, recompiles, guards",
 }
 """The subcommands, with their one-line help (``--help`` lists them)."""
 
@@ -203,6 +207,10 @@ def main(argv=None):
         from pyinterp import explaincli
 
         return explaincli.main(argv[1:])
+    if argv[:1] == ["report"]:
+        from pyinterp import reportcli
+
+        return reportcli.main(argv[1:])
     args = parser().parse_args(argv)
     ok = demo()
     ok &= trace_demo()

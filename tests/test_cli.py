@@ -29,13 +29,13 @@ def test_help_lists_the_commands_that_exist():
     proc = _run("--help")
     assert proc.returncode == 0, proc.stderr
     listed = re.findall(r"^    (\w+) ", proc.stdout, re.M)
-    assert listed == ["demo", "steps", "explain"]
+    assert listed == ["demo", "steps", "explain", "report"]
     for command in listed:
         sub = _run(command, "--help")
         assert sub.returncode == 0 and sub.stdout.startswith(
             "usage: python -m pyinterp %s" % command), sub.stdout + sub.stderr
-    unknown = _run("report", "x")
-    assert unknown.returncode == 2 and "invalid choice: 'report'" in unknown.stderr
+    unknown = _run("nosuch", "x")
+    assert unknown.returncode == 2 and "invalid choice: 'nosuch'" in unknown.stderr
 
 
 def test_version_is_the_package_and_project_version():

@@ -35,22 +35,12 @@ _serials = {}  # (directory, NAME) -> its counter of entries
 _graph_files = set()  # the files of dumped graphs (see hit_tracebacks)
 
 
-class dump_to:
+class dump_to(config.DirectorySetting):
     """``pyinterp.dump_to(dir)``: write each new cache entry's generated
     code to ``dir`` from now on (``None``: stop).  As a context manager,
     the previous setting comes back when the block ends."""
 
-    def __init__(self, directory):
-        self.previous = config.dump_dir
-        self.directory = None if directory is None else os.path.abspath(os.fspath(directory))
-        config.dump_dir = self.directory
-
-    def __enter__(self):
-        return self.directory
-
-    def __exit__(self, *exc):
-        config.dump_dir = self.previous
-        return False
+    name = "dump_dir"
 
 
 def is_graph_file(filename):

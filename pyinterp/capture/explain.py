@@ -9,18 +9,11 @@ the mock.  ``print(explanation)`` shows a one-screen summary;
 Given a traced function, it also reports that function's cache: its
 entries and the guards that failed (its recompiles).
 """
-import re
 from typing import Any, Callable
 
 from . import explain_text, torchversion
-from .traced import (Traced, _describe_guard, as_traced, capture, describe_guard,
-                     name_parameters, roots_of)
-
-# Paths into a function's own machinery, not values a user set: left out of
-# the specializations (the details list every guard).
-_INTERNAL = re.compile(r"__(?:defaults|kwdefaults|code|closure|globals)__|\.co_\w+|"
-                       r"cell_contents")
-
+from .specialized import brief_guard, specializations
+from .traced import Traced, _describe_guard, as_traced, capture, describe_guard, roots_of
 
 class Explanation:
     """The report of :func:`explain`.
@@ -79,40 +72,6 @@ class Explanation:
 def _times_line(times):
     return "capture %.3f s (guard build %.3f s), backend compile %.3f s" % (
         times["capture"], times["guards"], times["compile"])
-
-
-def specializations(guards, param_names=()):
-    """The tensor inputs (dtype, shape, device) and the Python values the
-    guards fix, as short readable lines (:func:`brief_guard`): the inputs
-    first."""
-    from ..refgraph import guards as G
-    from ..refgraph.sources import Arg, Kwarg
-
-    inputs, values = [], []
-    for g in guards:
-        if type(g) is G.TensorMatch and type(g.source) in (Arg, Kwarg):
-            inputs.append(brief_guard(g, param_names))
-        elif type(g) is G.ValueEq:
-            text = brief_guard(g, param_names)
-            if not _INTERNAL.search(text):
-                values.append(text)
-    return inputs + values
-
-
-def brief_guard(guard, param_names=()):
-    """``guard`` in a few words: ``x: float32[3, 4] on cpu`` for a tensor,
-    ``m.config.use_cache is True`` for a value (module internals folded,
-    :func:`.explain_text.short_path`), else its readable Python."""
-    from ..refgraph import guards as G
-
-    if type(guard) not in (G.TensorMatch, G.ValueEq):
-        return explain_text.short_path(describe_guard(guard, param_names))
-    path = explain_text.short_path(name_parameters(guard.source.render(), param_names))
-    if type(guard) is G.ValueEq:
-        op = "is" if guard.value is None or type(guard.value) is bool else "=="
-        return "%s %s %r" % (path, op, guard.value)
-    return "%s: %s%s on %s%s" % (path, str(guard.dtype)[6:], list(guard.shape), guard.device,
-                                 ", requires_grad" if guard.requires_grad else "")
 
 
 def recompile_reasons(entries):

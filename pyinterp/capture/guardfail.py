@@ -7,8 +7,10 @@ paths are evaluated again against the call's arguments, and the first check
 that fails is written as ``path: expected E, got A`` (``x.shape[0]:
 expected 2, got 3``) with the user's ``file:line`` whose read made the
 guard.  Nothing here runs on a hit (and ``import pyinterp`` loads no RefGraph
-module through this one: :func:`name_parameters` is all that
-:mod:`.traced` imports, so the rest imports them when it runs).
+module through this one: :func:`name_parameters` and
+:func:`describe_guard` are all that :mod:`.traced` imports, so the rest
+imports them when it runs).  :func:`guard_text` and :func:`describe_guard`
+write a guard as Python for the logs, ``explain`` and the run log.
 
 The paths are the ones the guard itself just read on this call, so
 evaluating them again runs no code the guard did not run.  Any error while
@@ -75,6 +77,23 @@ def name_parameters(text, param_names):
     return re.sub(r"kwargs\['(\w+)'\]", r"\1", text)
 
 
+def describe_guard(guard, param_names=()):
+    """One guard as readable Python naming the function's parameters, with
+    the user's ``file:line`` whose read caused it."""
+    from ..codegen.guardgen import render_guard
+
+    text = name_parameters(render_guard(guard), param_names)
+    if guard.site:
+        text += "  # %s:%s" % guard.site
+    return text
+
+
+def guard_text(guard, param_names=()):
+    """``guard``'s checks as Python naming the function's parameters, joined
+    by ``and`` (what the ``guards`` log and the run log show)."""
+    return " and ".join(readable(c, param_names) for c in guard.checks(_path))
+
+
 def site_text(site):
     """``file:line: source`` for a guard's or break's ``(filename, lineno)``."""
     if not site or site[0] is None:
@@ -101,8 +120,7 @@ def reason(trace, index, args, kwargs):
         text = _failed(guard, env, trace.param_names)
     except Exception as e:  # noqa: BLE001 - a reason is best effort
         text = "%s (could not re-check: %s: %s)" % (
-            " and ".join(readable(c, trace.param_names) for c in guard.checks(_path)),
-            type(e).__name__, e)
+            guard_text(guard, trace.param_names), type(e).__name__, e)
     return "%s  (guard from %s)" % (text, site_text(guard.site)) if guard.site else text
 
 

@@ -3,7 +3,9 @@
 ``Traced._miss`` calls :func:`begin` once it knows the miss will capture
 and :func:`end` when the capture is over; :func:`begin` returns None, and
 nothing else here runs, when the ``recompiles``, ``perf``, ``graph`` and
-``guards`` logs are all off.  Between the two, the capture's backend
+``guards`` logs are all off and no run log is written
+(``PYINTERP_TRACE_DIR``, :mod:`.runlog`: the report then writes the
+capture's record when it ends, the recompile reasons included).  Between the two, the capture's backend
 compiles (the split entry's too) go through :func:`compile_graph`, timed
 (a plain call when no report is open on the thread); the guard build's
 time is the ``TraceResult``'s.
@@ -17,9 +19,11 @@ time is the ``TraceResult``'s.
 * guards: every guard as Python, grouped under the user's line that made it.
 """
 import logging
+import sys
 import threading
 import time
 
+from .. import config
 from . import logs
 
 LONG_COMPILE_S = 5.0
@@ -31,10 +35,11 @@ _thread = threading.local()
 def begin(fn, seen, args, kwargs):
     """A miss of traced ``fn`` after every entry of ``seen`` failed is about
     to capture: log why, and open a report (None when the logs are off)."""
-    if not any(logs.enabled(name) for name in ("recompiles", "perf", "graph", "guards")):
+    if config.trace_dir is None and not any(
+            logs.enabled(name) for name in ("recompiles", "perf", "graph", "guards")):
         return None
     report = Report(fn)
-    if seen and logs.enabled("recompiles"):
+    if seen and (report.trace_dir is not None or logs.enabled("recompiles")):
         _safely(report.recompiles, seen, args, kwargs)
     stack = getattr(_thread, "stack", None)
     if stack is None:
@@ -45,9 +50,12 @@ def begin(fn, seen, args, kwargs):
 
 def end(report, entry, count):
     """The capture opened by :func:`begin` ended with ``entry`` (None if it
-    raised); the callable now has ``count`` entries."""
+    raised: called while its exception propagates); the callable now has
+    ``count`` entries."""
     _thread.stack.remove(report)
     _safely(report.finish, entry, count)
+    if report.trace_dir is not None:
+        report.write_record(entry, count, None if entry is not None else sys.exc_info()[1])
 
 
 def _safely(write, *args):
@@ -122,6 +130,8 @@ class Report:
         self.start = time.perf_counter()
         self.times = {}
         self.backends = set()
+        self.trace_dir = config.trace_dir  # (the run log's directory, or None)
+        self.reasons = []  # why each entry missed: "entry N: reason"
 
     def add(self, what, seconds):
         self.times[what] = self.times.get(what, 0.0) + seconds
@@ -132,17 +142,29 @@ class Report:
     def recompiles(self, seen, args, kwargs):
         from .guardfail import reason
 
-        lines = []
         for number, entry in enumerate(seen, 1):
             try:
                 index = entry.guard(args, kwargs)
             except Exception:  # noqa: BLE001 - as on the call: a miss
                 index = -2
             why = "passes now" if index is True else reason(entry.trace, index, args, kwargs)
-            lines.append("    entry %d: %s" % (number, why))
+            self.reasons.append("entry %d: %s" % (number, why))
+        if not logs.enabled("recompiles"):
+            return
+        lines = ["    " + text for text in self.reasons]
         logs.loggers["recompiles"].info("recompiling %s: %d cache %s missed\n%s", self.title(),
                                         len(seen), "entry" if len(seen) == 1 else "entries",
                                         "\n".join(lines))
+
+    def write_record(self, entry, count, error):
+        """Append this capture's record to the run log (:mod:`.runlog`)."""
+        from . import runlog
+        from .runrecord import entry_record
+
+        seconds = time.perf_counter() - self.start
+        runlog.write(self.trace_dir, lambda: entry_record(
+            self.name, code_of(self.fn), self.start - runlog.STARTED, seconds, entry, count,
+            self.reasons, error))
 
     def finish(self, entry, count):
         total = time.perf_counter() - self.start
@@ -182,14 +204,12 @@ def _graphs(head, trace, entry):
 
 
 def _guards(head, trace):
-    from .guardfail import readable, site_text
+    from .guardfail import guard_text, site_text
 
     log = logs.loggers["guards"]
     by_site = {}
     for guard in trace.guards:
-        text = " and ".join(readable(c, trace.param_names)
-                            for c in guard.checks(lambda s: s.expr()))
-        by_site.setdefault(guard.site, []).append(text)
+        by_site.setdefault(guard.site, []).append(guard_text(guard, trace.param_names))
     lines = []
     for site, texts in by_site.items():
         lines.append("  " + (site_text(site) if site else "(no user line: the call itself)"))
@@ -199,10 +219,15 @@ def _guards(head, trace):
         log.debug("%s: guard code\n%s", head, trace.guard_text.rstrip())
 
 
+def code_of(fn):
+    """The traced function's (or module's ``forward``'s) code, or None."""
+    return getattr(getattr(fn, "__func__", fn), "__code__", None) or \
+        getattr(getattr(type(fn), "forward", None), "__code__", None)
+
+
 def _where(fn):
     """``file:line`` of the traced function's (or module's ``forward``'s) code."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None) or \
-        getattr(getattr(type(fn), "forward", None), "__code__", None)
+    code = code_of(fn)
     return "%s:%d" % (code.co_filename, code.co_firstlineno) if code is not None else ""
 
 

@@ -25,7 +25,7 @@ from ..interp.model import lookup
 from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 from ..interp.tracebacks import user_traceback
 from . import logreport, sourcelines, torchversion
-from .guardfail import name_parameters
+from .guardfail import describe_guard, name_parameters  # (explain's and the tutorial's)
 from .cache import RETIRED, Entries, Entry
 from .partial.callees import Callees
 
@@ -467,17 +467,6 @@ def _describe_guard(trace, index):
     if index == RETIRED:
         return "an object its guard held by weak reference died"
     return describe_guard(trace.guards[index], trace.param_names)
-
-
-def describe_guard(guard, param_names=()):
-    """One guard as readable Python naming the function's parameters, with
-    the user's ``file:line`` whose read caused it."""
-    from ..codegen.guardgen import render_guard
-
-    text = name_parameters(render_guard(guard), param_names)
-    if guard.site:
-        text += "  # %s:%s" % guard.site
-    return text
 
 
 def parameter_names(fn):
