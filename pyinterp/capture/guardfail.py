@@ -1,8 +1,8 @@
 """Why a cache entry's guard failed on a call, as a person would say it.
 
 A generated guard returns only the index of its first failing guard (the
-hit path stays one bytecode function).  When the ``recompiles`` log is on,
-a miss that leads to a capture asks here for the reason: the failed guard's
+hit path stays one bytecode function).  When the ``recompiles`` log (or
+the run log, :mod:`.runlog`) is on, a miss that leads to a capture asks here for the reason: the failed guard's
 paths are evaluated again against the call's arguments, and the first check
 that fails is written as ``path: expected E, got A`` (``x.shape[0]:
 expected 2, got 3``) with the user's ``file:line`` whose read made the

@@ -54,7 +54,7 @@ svg.timeline text.tick, svg.timeline text.dotlabel { font-size: 10px; text-ancho
   fill: #555; }
 table.list { border-collapse: collapse; } table.list td, table.list th { border-bottom:
   1px solid #eee; padding: 3px 8px; text-align: left; vertical-align: top; }
-details { margin: 4px 0; } details ul { margin: 2px 0 8px; } .site { margin-top: 6px; }
+details { margin: 4px 0; } details.function > summary { font-size: 15px; margin-top: 10px; } details ul { margin: 2px 0 8px; } .site { margin-top: 6px; }
 """
 
 ERROR_COLLECTOR = """
@@ -145,18 +145,29 @@ def _source_section(log, infos):
         key = (entry["function"].get("file"), entry["function"].get("first"))
         if key in log.sources and key not in traced:
             traced.append(key)
-    for key in traced + sorted(k for k in log.sources if k not in traced):
-        out.append(_source(log.sources[key], infos))
+    others = sorted(k for k in log.sources if k not in traced)
+    if others:
+        out.append('<p class="muted">The traced functions first, then (closed) the other '
+                   'functions their ops came from.</p>')
+    for key in traced + others:
+        out.append(_source(log.sources[key], infos, key in traced))
     if not log.sources:
         out.append("<p>No source recorded.</p>")
     return "\n".join(out)
 
 
-def _source(function, infos):
+def _source(function, infos, opened):
+    """One function's lines in a ``<details>`` block (``opened`` or not)."""
     path = function["file"]
-    out = ["<h3>%s <span class=\"muted\">%s:%s</span></h3>" % (
-        e(function["qualname"]), e(short_file(path)), e(function["first"])),
-        '<table class="source">']
+    counts = {name: 0 for name in linestatus.STATUSES}
+    for number in range(function["first"], function["first"] + len(function["lines"])):
+        for status in infos[(path, number)].statuses() if (path, number) in infos else ():
+            counts[status] += 1
+    out = ['<details class="function"%s><summary><b>%s</b> <span class="muted">%s:%s: %s'
+           '</span></summary>' % (" open" if opened else "", e(function["qualname"]),
+                                  e(short_file(path)), e(function["first"]),
+                                  ", ".join("%d %s" % (n, k) for k, n in counts.items())),
+           '<table class="source">']
     for number, text in enumerate(function["lines"], function["first"]):
         info = infos.get((path, number))
         statuses = info.statuses() if info else []
@@ -169,7 +180,7 @@ def _source(function, infos):
             out.append('<tr class="note"><td></td><td colspan="2"><b>graph break [%s]</b>: '
                        '%s<br><i>hint</i>: %s</td></tr>'
                        % (e(brk["kind"]), e(brk["message"]), e(brk.get("hint") or "")))
-    out.append("</table>")
+    out.append("</table></details>")
     return "\n".join(out)
 
 
