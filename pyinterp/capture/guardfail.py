@@ -1,16 +1,17 @@
 """Why a cache entry's guard failed on a call, as a person would say it.
 
 A generated guard returns only the index of its first failing guard (the
-hit path stays one bytecode function).  When the ``recompiles`` log (or
-the run log, :mod:`.runlog`) is on, a miss that leads to a capture asks here for the reason: the failed guard's
-paths are evaluated again against the call's arguments, and the first check
-that fails is written as ``path: expected E, got A`` (``x.shape[0]:
-expected 2, got 3``) with the user's ``file:line`` whose read made the
-guard.  Nothing here runs on a hit (and ``import pyinterp`` loads no RefGraph
-module through this one: :func:`name_parameters` and
-:func:`describe_guard` are all that :mod:`.traced` imports, so the rest
-imports them when it runs).  :func:`guard_text` and :func:`describe_guard`
-write a guard as Python for the logs, ``explain`` and the run log.
+hit path stays one bytecode function).  When the ``recompiles`` log (or the
+run log, :mod:`.runlog`) is on, a miss that leads to a capture asks here
+for the reason: the failed guard's paths are evaluated again against the
+call's arguments, and the first check that fails is written as ``path:
+expected E, got A`` (``x.shape[0]: expected 2, got 3``) with the user's
+``file:line`` whose read made the guard.  Nothing here runs on a hit (and
+``import pyinterp`` loads no RefGraph module through this one:
+:func:`name_parameters` and :func:`describe_guard` are all that
+:mod:`.traced` imports, so the rest imports them when it runs).
+:func:`guard_text` and :func:`describe_guard` write a guard as Python for
+the logs, ``explain`` and the run log.
 
 The paths are the ones the guard itself just read on this call, so
 evaluating them again runs no code the guard did not run.  Any error while

@@ -5,10 +5,10 @@ and :func:`end` when the capture is over; :func:`begin` returns None, and
 nothing else here runs, when the ``recompiles``, ``perf``, ``graph`` and
 ``guards`` logs are all off and no run log is written
 (``PYINTERP_TRACE_DIR``, :mod:`.runlog`: the report then writes the
-capture's record when it ends, the recompile reasons included).  Between the two, the capture's backend
-compiles (the split entry's too) go through :func:`compile_graph`, timed
-(a plain call when no report is open on the thread); the guard build's
-time is the ``TraceResult``'s.
+capture's record when it ends, the recompile reasons included).  Between
+the two, the capture's backend compiles (the split entry's too) go through
+:func:`compile_graph`, timed (a plain call when no report is open on the
+thread); the guard build's time is the ``TraceResult``'s.
 
 * recompiles: the reason each cache entry missed (:mod:`.guardfail`);
 * perf: the capture's time, and within it the guard build's and the

@@ -54,7 +54,8 @@ svg.timeline text.tick, svg.timeline text.dotlabel { font-size: 10px; text-ancho
   fill: #555; }
 table.list { border-collapse: collapse; } table.list td, table.list th { border-bottom:
   1px solid #eee; padding: 3px 8px; text-align: left; vertical-align: top; }
-details { margin: 4px 0; } details.function > summary { font-size: 15px; margin-top: 10px; } details ul { margin: 2px 0 8px; } .site { margin-top: 6px; }
+details { margin: 4px 0; } details.function > summary { font-size: 15px; margin-top: 10px; }
+details ul { margin: 2px 0 8px; } .site { margin-top: 6px; }
 """
 
 ERROR_COLLECTOR = """
