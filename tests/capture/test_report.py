@@ -235,9 +235,10 @@ def chromium():
 
 def browse(page_path, *flags):
     browser = chromium()
+    profile = page_path.parent / ("profile-" + page_path.stem)
     proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--hide-scrollbars", "--window-size=1200,1600", *flags,
-                           "file://" + str(page_path)],
+                           "--hide-scrollbars", "--window-size=1200,1600",
+                           "--user-data-dir=%s" % profile, *flags, "file://" + str(page_path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
@@ -247,6 +248,9 @@ def test_the_page_loads_without_errors_and_shows_the_graph(model_log, tmp_path):
     directory, _ = model_log
     out = tmp_path / "report.html"
     out.write_text(page.render(readlog.read(directory)))
+    text = out.read_text()
+    ops = text.count('class="node call_')
+    assert ops >= 4 and text.count(graphsvg.OP_FILL) == ops  # (the colour is the op boxes')
     dom = browse(out, "--dump-dom")
     assert re.search(r'<html lang="en" data-errors="">', dom), dom[:300]
     assert re.search(r'<body[^>]* data-ready="1"', dom)
@@ -255,8 +259,8 @@ def test_the_page_loads_without_errors_and_shows_the_graph(model_log, tmp_path):
     data = shot.read_bytes()
     width, height, _, _ = pngpixels.decode(data)
     assert (width, height) == (1200, 1600)
-    # each op's box is 38 px high and at least 70 wide: ops were drawn
-    assert pngpixels.count_colour(data, graphsvg.OP_FILL) > 4 * 60 * 30
+    # an op's box is 38 px high and at least 70 wide: two at least were drawn
+    assert pngpixels.count_colour(data, graphsvg.OP_FILL) > 2 * 60 * 30
 
 
 def test_the_error_collector_sees_a_failing_script(model_log, tmp_path):
