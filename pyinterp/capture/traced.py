@@ -371,7 +371,7 @@ class Traced:
             return self.__wrapped__(*args, **kwargs)
         fn = self.__wrapped__
         entry = None
-        report = logreport.begin(fn, seen, args, kwargs)  # None when the logs are off
+        report = logreport.begin(fn, seen, args, kwargs)  # None: logs and run log off
         try:
             trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._fullgraph,
                             callees=self._callees)
