@@ -183,6 +183,7 @@ def jump_if_tensor(vm, frame, ins, base):
         if join is not None:
             vm.regions_run += 1  # (for the debug-mode stack check)
             return join
+        frame.lasti = ins.index  # (the arms ran: a break here names the ``if``'s line)
         frame.stack.append(cond)
     return base(vm, frame, ins)
 

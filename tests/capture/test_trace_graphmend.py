@@ -572,3 +572,21 @@ def test_nested_branches_with_gradients_are_one_graph():
     explanation = pyinterp.explain(nested_grad_branch, x, w)
     assert explanation.graph_break_count == 0, explanation.break_reasons
     assert explanation.graphs[0].code.count("higher_order.cond") == 1  # the inner one is nested
+
+
+def test_a_branch_that_cannot_merge_breaks_at_the_if_line():
+    # The arms run speculatively first; when the merge fails (a print in an
+    # arm), the break names the ``if`` line, not the arm's line it stopped at.
+    from trace_support import line_of
+
+    def f(x):
+        h = x * 2
+        if h.sum().item() > 100:  # the break
+            print("big")
+        return h + 1
+
+    for fill in (1.0, 100.0):
+        explanation = pyinterp.explain(f, torch.full((4,), fill))
+        record, = explanation.break_reasons
+        assert record.lineno == line_of(f, "# the break"), record
+        assert "__bool__" in record.message
