@@ -18,7 +18,8 @@ class CacheEntryInfo:
     * ``graph_count``, ``break_reasons`` (the breaks' messages);
     * ``hits``: calls whose guard passed;
     * ``failures``: ``{check: calls}``, the check that failed first on a
-      call this entry did not serve (a call that another entry then served
+      call this entry did not serve, in a few words (``x: float32[4, 16]
+      on cpu``) (a call that another entry then served
       counts too).
     """
 
@@ -38,13 +39,14 @@ class CacheEntryInfo:
             sum(self.failures.values()))
 
 
-def entry_info(entry, describe) -> CacheEntryInfo:
-    """``entry``'s record; ``describe(trace, index)`` names a failed check
-    (a guard's index, or one of the cache's negative codes)."""
+def entry_info(entry, describe, brief) -> CacheEntryInfo:
+    """``entry``'s record; ``describe(trace, index)`` renders a check in
+    full, ``brief(trace, index)`` in a few words (``index``: a guard's, or
+    one of the cache's negative codes for a failure)."""
     trace = entry.trace
     failures: Dict[str, int] = {}
     for index, n in entry.failures.items():
-        text = describe(trace, index)
+        text = brief(trace, index)
         failures[text] = failures.get(text, 0) + n
     return CacheEntryInfo(
         guard_source=trace.guard_text,

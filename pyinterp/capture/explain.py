@@ -12,8 +12,8 @@ entries and the guards that failed (its recompiles).
 from typing import Any, Callable
 
 from . import explain_text, torchversion
-from .specialized import brief_guard, specializations
-from .traced import Traced, _describe_guard, as_traced, capture, describe_guard, roots_of
+from .specialized import specializations
+from .traced import Traced, as_traced, brief_failure, capture, describe_guard, roots_of
 
 class Explanation:
     """The report of :func:`explain`.
@@ -82,11 +82,7 @@ def recompile_reasons(entries):
     counts = {}
     for number, entry in enumerate(entries, 1):
         for index, n in entry.failures.items():
-            if 0 <= index < len(entry.trace.guards):
-                text = brief_guard(entry.trace.guards[index], entry.trace.param_names)
-            else:
-                text = _describe_guard(entry.trace, index)
-            text = "%s (entry %d)" % (text, number)
+            text = "%s (entry %d)" % (brief_failure(entry.trace, index), number)
             counts[text] = counts.get(text, 0) + n
     return sorted(counts.items(), key=lambda item: -item[1])
 

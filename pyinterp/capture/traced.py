@@ -316,7 +316,7 @@ class Traced:
         its checks one per line, hits, failures counted by check)."""
         from .cacheinfo import entry_info
 
-        return [entry_info(entry, _describe_guard) for entry in self._entries]
+        return [entry_info(entry, _describe_guard, brief_failure) for entry in self._entries]
 
     def reset(self):
         """Drop every cache entry: the next call captures afresh."""
@@ -457,6 +457,16 @@ def wrapper_maker(options):
         return fn if isinstance(fn, Traced) else Traced(fn, **options)
 
     return wrap
+
+
+def brief_failure(trace, index):
+    """The check of ``trace``'s entry that failed (``index``, as its guard
+    returned it), in a few words (``x: float32[4, 16] on cpu``)."""
+    if 0 <= index < len(trace.guards):
+        from .specialized import brief_guard
+
+        return brief_guard(trace.guards[index], trace.param_names)
+    return _describe_guard(trace, index)
 
 
 def _describe_guard(trace, index):
