@@ -43,7 +43,7 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import callbacks, consumers, rules
+from . import callbacks, consumers, legacy_tensors, rules
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .variants import captured_instructions
@@ -604,7 +604,10 @@ class CaptureInterpreter(Interpreter):
             if stored is not None:  # (saved_tensors_hooks(pack, unpack))
                 cap.break_graph("native-callback", "%s() received a Python callable (%s) it "
                                 "may call natively" % (cls.__qualname__, _name_of(stored)))
-            return cap.call_torch(cls, args, kwargs)
+            made = cap.call_torch(cls, args, kwargs)
+            if legacy_tensors.makes_unseen_tensor(cls):  # (made in C, unseen by the mode)
+                return legacy_tensors.recorded(cap, cls, args, kwargs, made)
+            return made
         if not _python_construction(cls):
             # C code builds it from its arguments (a frozen copy of a list...).
             consumers.consume(cap, args + tuple((kwargs or {}).values()), consumers.ARGS)
@@ -651,6 +654,8 @@ class CaptureInterpreter(Interpreter):
             return self._object_getattribute_read(args[0], args[1])  # (inside an override)
         if type(fn) in (types.MethodDescriptorType, types.WrapperDescriptorType) and args \
                 and rg.is_outside(args[0]) and issubclass(type(args[0]), fn.__objclass__):
+            if issubclass(type(args[0]), Tensor):  # Tensor.add(x, 1): the mode records it
+                return calls.call(self, fn, args, kwargs)
             # dict.get(d, k): an unbound C method applied to an outside object
             self._outside_method(args[0], fn.__name__, args[1:], kwargs)
             return calls.call(self, fn, args, kwargs)

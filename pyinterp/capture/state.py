@@ -25,7 +25,7 @@ import sys
 import attrs
 import torch
 
-from . import callbacks
+from . import callbacks, legacy_tensors
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -38,6 +38,7 @@ from ..refgraph.sources import Produced
 from ..refgraph.refgraph import RefGraph
 
 Tensor = torch.Tensor
+_TENSOR_TYPE = Tensor.type
 
 # Tensor methods (by __name__) whose Python result depends on tensor data.
 _DATA_DEPENDENT = frozenset({
@@ -282,6 +283,11 @@ class Capture:
                 result = tracked_ints.produce(self, func, name, args)
             if result is not None:
                 return result
+        if name == "type" and func is _TENSOR_TYPE and graph_args is args:
+            spelled = legacy_tensors.type_argument(args, kwargs)  # x.type(torch.FloatTensor)
+            if spelled is not None:
+                args, kwargs = spelled
+                graph_args = args
         if prop is None:
             why = self._refuse(func, name, args)
             if why is not None:
