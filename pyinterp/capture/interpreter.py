@@ -422,14 +422,15 @@ class CaptureInterpreter(Interpreter):
     def store_attr(self, obj, name, value):
         self._no_writes_while_speculating("an attribute store")
         cap = self.capture
-        if cap.breaks.active and self.refgraph.is_outside(obj):
-            if issubclass(type(obj), Tensor):
-                cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
-            else:
-                self.refgraph.write_attr(obj, name, value, cap.site())
-                self._mark_module_dirty(obj, name)
-                setattr(obj, name, value)  # Python __setattr__ runs natively; replayed as is
-                return
+        if cap.breaks.active and issubclass(type(obj), Tensor):
+            # (an input's or a graph-made tensor's: .requires_grad, .data, .grad
+            # or a Python attribute, none of which a graph output carries)
+            cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
+        elif cap.breaks.active and self.refgraph.is_outside(obj):
+            self.refgraph.write_attr(obj, name, value, cap.site())
+            self._mark_module_dirty(obj, name)
+            setattr(obj, name, value)  # Python __setattr__ runs natively; replayed as is
+            return
         attributes.store_attr(self, obj, name, value)
 
     def delete_attr(self, obj, name):

@@ -49,6 +49,10 @@ _TO_OTHER_LIBRARY = frozenset({"numpy", "__array__", "__array_wrap__", "data_ptr
                                "untyped_storage", "storage", "__dlpack__"})
 _TEXT = frozenset({"__format__", "__repr__", "__str__"})
 _BACKWARD = frozenset({"backward", "grad"})
+# Tensor methods that change a tensor's autograd state: a graph does not
+# carry it to the tensors it returns (AOTAutograd backends drop it even on
+# the graph's inputs).
+_AUTOGRAD_STATE = frozenset({"requires_grad_", "retain_grad", "detach_"})
 _DATA_DEPENDENT_SHAPE = frozenset({
     "nonzero", "masked_select", "unique", "unique_consecutive", "argwhere",
     "repeat_interleave", "bincount", "nonzero_static",
@@ -344,6 +348,8 @@ class Capture:
             return "tensor-to-python", "Tensor.%s() leaves torch" % name
         if name in _TEXT:
             return "text-of-tensor", "%s of a tensor reads its data" % name
+        if name in _AUTOGRAD_STATE and args and isinstance(args[0], Tensor):
+            return "tensor-attribute-write", "%s() changes a tensor's autograd state" % name
         if name in _BACKWARD and ("autograd" in (getattr(func, "__module__", "") or "")
                                   or name == "backward"):
             return "backward", "%s() inside the traced function" % _spell(func)
