@@ -281,7 +281,12 @@ MUTATORS = frozenset(name for table in METHODS.values() for name, m in table.ite
 
 def method(owner, name):
     """The :class:`Method` of ``owner``'s C method ``name``, or None."""
-    for base in type(owner).__mro__:
+    return method_of_type(type(owner), name)
+
+
+def method_of_type(tp, name):
+    """The :class:`Method` of the C method ``name`` of ``tp``'s instances, or None."""
+    for base in tp.__mro__:
         table = METHODS.get(base)
         if table is not None and name in table:
             return table[name]

@@ -28,6 +28,7 @@ the interpreter itself, its watched native calls, the volatile ids); reads
 ``recording``, ``breaks``, ``speculation`` and ``top`` (the top frame's
 callees are counted through :meth:`.variants.TopFrame.count_callee`).
 """
+import collections
 import contextvars
 import copyreg
 import functools
@@ -669,6 +670,17 @@ class CaptureInterpreter(Interpreter):
                 return calls.call(self, fn, args, kwargs)
             if type(owner) is not str:
                 return calls.call(self, fn, args, kwargs)
+        if _plain_object_setattr(fn, owner, args, kwargs) and not rg.is_outside(
+                owner if owner is not None else args[0]):
+            # object.__setattr__ of the run's own object (a ModelOutput's
+            # super().__setattr__): a reference stored in its __dict__.
+            return calls.call(self, fn, args, kwargs)
+        if owner is not None and _container_subclass_method(type(owner), fn) \
+                and not rg.is_outside(owner):
+            # The same, for the run's own instance of a Python subclass of a
+            # container (a ModelOutput's super().__setitem__(name, value)).
+            consumers.read_for(cap, consumers.method(owner, fn.__name__), owner, args, kwargs)
+            return calls.call(self, fn, args, kwargs)
         if _is_torch_native(fn):
             return self._call_torch_native(fn, args, kwargs)
         if _is_impure(fn):
@@ -693,7 +705,9 @@ class CaptureInterpreter(Interpreter):
             return calls.call(self, fn, args, kwargs)
         consumers.consume(cap, values, consumers.ARGS)  # (what the run's containers hold)
         if any(issubclass(type(v), Tensor) for v in values):
-            return calls.call(self, fn, args, kwargs)
+            # (the tensors' ops run the recording mode's and torch's Python:
+            # only the program's own Python code run natively is a break)
+            return self._call_watched(fn, args, kwargs, judge=callbacks.is_foreign)
         return self._call_watched(fn, args, kwargs)
 
     def _call_torch_native(self, fn, args, kwargs):
@@ -724,15 +738,16 @@ class CaptureInterpreter(Interpreter):
             return calls.call(self, fn, args, kwargs)
         return cap.call_torch(fn, args, kwargs)  # (watched; grad-mode changes recorded)
 
-    def _call_watched(self, fn, args, kwargs):
+    def _call_watched(self, fn, args, kwargs, judge=None):
         """Run a C callable that may call back into Python natively (an
         ``lru_cache`` wrapper, a C iterator over a user object): Python code
-        run that way is neither guarded nor replayed, so it is a break."""
+        run that way is neither guarded nor replayed, so it is a break
+        (any Python code, or the code ``judge(frame)`` picks)."""
         cap = self.capture
         owner = getattr(fn, "__self__", None)
         if owner is not None and calls.METHOD_LOOKASIDES.get((type(owner), fn.__name__)):
             return calls.call(self, fn, args, kwargs)
-        watch = callbacks.Watch(judge=None)  # (any Python frame)
+        watch = callbacks.Watch(judge=judge)  # (judge None: any Python frame)
         cap.interp.opaque += 1
         try:
             with watch:
@@ -873,6 +888,57 @@ def _python_construction(cls):
 
 
 _OWN_CONTAINERS = frozenset({list, tuple, dict, set, frozenset, str})
+_SUBCLASSED_BASES = frozenset({list, dict, set, collections.OrderedDict, object})
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+_NO_DISPATCH = frozenset({
+    "__setitem__", "__delitem__", "__getitem__", "get", "__contains__", "__len__", "keys",
+    "values", "items", "__iter__", "append", "insert", "add", "discard"})
+"""C container methods that, called on an instance of a Python subclass,
+call none of the subclass's Python methods back (``OrderedDict.update``,
+``setdefault``, ``pop`` and ``copy`` do: they go through the subclass's
+``__setitem__``)."""
+
+
+_OBJECT_SETATTR = object.__setattr__
+
+
+def _plain_object_setattr(fn, owner, args, kwargs):
+    """True for ``object.__setattr__`` (bound: ``super().__setattr__(name,
+    value)``, or ``object.__setattr__(obj, name, value)``) storing into an
+    instance ``__dict__``: no data descriptor on the type for ``name`` (its
+    ``__set__`` would run natively)."""
+    if kwargs:
+        return False
+    if owner is not None:
+        if type(fn) is not types.MethodWrapperType or fn.__name__ != "__setattr__" \
+                or getattr(fn, "__objclass__", None) is not object or len(args) != 2:
+            return False
+        obj, name = owner, args[0]
+    else:
+        if fn is not _OBJECT_SETATTR or len(args) != 3:
+            return False
+        obj, name = args[0], args[1]
+    if type(name) is not str or not hasattr(obj, "__dict__") or isinstance(obj, type):
+        return False
+    return not is_data_descriptor(lookup(type(obj), name))
+
+
+def _container_subclass_method(tp, fn):
+    """True when ``fn`` is a C method of :data:`_NO_DISPATCH` reached on an
+    instance of ``tp``, a Python subclass of containers of the standard
+    library only (a ``ModelOutput`` is an ``OrderedDict``), and described
+    by ``consumers.METHODS``.  Not ``__getitem__`` when ``tp`` has
+    ``__missing__`` (the C lookup calls it back natively)."""
+    name = getattr(fn, "__name__", "")
+    if name not in _NO_DISPATCH or not tp.__flags__ & _HEAPTYPE \
+            or type(fn) not in (types.BuiltinMethodType, types.MethodWrapperType):
+        return False
+    c_bases = [b for b in tp.__mro__ if not b.__flags__ & _HEAPTYPE]
+    if len(c_bases) < 2 or not all(b in _SUBCLASSED_BASES for b in c_bases):
+        return False
+    if name == "__getitem__" and lookup(tp, "__missing__") is not MISSING:
+        return False
+    return consumers.method_of_type(tp, name) is not None
 
 
 def _hashes_items(a, b):

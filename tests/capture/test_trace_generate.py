@@ -1,0 +1,73 @@
+"""``model.generate()`` with a traced forward (issue 20), on tiny GPT-2 and
+Llama configs (random weights, no downloads): the tokens equal eager's,
+every decoding step is captured as one graph (no break), and on a second
+``generate`` every step runs through a compiled graph (a counting backend
+counts the graph's calls).  Static cache: two entries, the prefill and the
+decode step, whatever the number of new tokens."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+transformers = pytest.importorskip("transformers", reason="generate() needs transformers")
+
+import pyinterp  # noqa: E402
+
+NEW_TOKENS = 5
+
+
+def _model(family):
+    torch.manual_seed(0)
+    common = dict(vocab_size=128, bos_token_id=1, eos_token_id=2)
+    if family == "gpt2":
+        config = transformers.GPT2Config(n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                                         **common)
+        return transformers.GPT2LMHeadModel(config).eval()
+    config = transformers.LlamaConfig(hidden_size=64, intermediate_size=128,
+                                      num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2, max_position_embeddings=64,
+                                      **common)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+class CountingCalls:
+    """The eager backend, counting the calls of the graphs it made."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, gm, example_inputs):
+        def run(*args):
+            self.calls += 1
+            return gm.forward(*args)
+
+        return run
+
+
+@pytest.mark.parametrize("family,cache,batch,sample", [
+    ("gpt2", "dynamic", 1, False),
+    ("gpt2", "static", 4, True),
+    ("llama", "dynamic", 4, True),
+    ("llama", "static", 1, False),
+])
+def test_generate_with_a_traced_forward(family, cache, batch, sample):
+    model = _model(family)
+    eager_forward = model.forward
+    backend = CountingCalls()
+    traced = pyinterp.trace(eager_forward, backend=backend)
+    kwargs = dict(max_new_tokens=NEW_TOKENS, do_sample=sample, pad_token_id=0)
+    if cache == "static":
+        kwargs["cache_implementation"] = "static"
+    for seed in range(2):
+        ids = torch.randint(3, 128, (batch, 6), generator=torch.Generator().manual_seed(seed))
+        model.forward = eager_forward
+        torch.manual_seed(seed)
+        expected = model.generate(ids, **kwargs)
+        model.forward = traced
+        torch.manual_seed(seed)
+        before = backend.calls
+        actual = model.generate(ids, **kwargs)
+        assert torch.equal(actual, expected)
+        if seed == 1:  # every step of the second generate ran through a graph
+            assert backend.calls - before == NEW_TOKENS
+    entries = traced.cache_entries()
+    assert all(e.kind == "graph" and not e.break_reasons for e in entries), entries
+    assert len(entries) == (2 if cache == "static" else NEW_TOKENS)
