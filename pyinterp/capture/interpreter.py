@@ -44,7 +44,7 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import callbacks, consumers, legacy_tensors, rules
+from . import callbacks, consumers, legacy_tensors, rules, tensor_setters
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .variants import captured_instructions
@@ -424,9 +424,14 @@ class CaptureInterpreter(Interpreter):
         self._no_writes_while_speculating("an attribute store")
         cap = self.capture
         if cap.breaks.active and issubclass(type(obj), Tensor):
-            # (an input's or a graph-made tensor's: .requires_grad, .data, .grad
-            # or a Python attribute, none of which a graph output carries)
-            cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
+            # (t.data = v: capture's setter rule, tensor_setters; any other
+            # store, .requires_grad, .grad or a Python attribute, on an input
+            # or a graph-made tensor: a graph output would not carry it)
+            if name != "data":
+                cap.break_graph("tensor-attribute-write", "assigning .%s of a tensor" % name)
+                if cap.breaks.active:  # explain() goes on: the setter must not break again
+                    with cap.breaks.paused():
+                        return attributes.store_attr(self, obj, name, value)
         elif cap.breaks.active and self.refgraph.is_outside(obj):
             self.refgraph.write_attr(obj, name, value, cap.site())
             self._mark_module_dirty(obj, name)

@@ -25,7 +25,7 @@ import sys
 import attrs
 import torch
 
-from . import callbacks, legacy_tensors
+from . import callbacks, legacy_tensors, tensor_setters
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -272,6 +272,10 @@ class Capture:
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
         graph_args = args
+        if name == "__set__" and not self.interp.opaque:
+            setter = tensor_setters.setter_name(func)
+            if setter is not None:  # t.data = v, setattr(t, "grad", g)
+                return tensor_setters.assign(self, func, setter, args)
         if self.recording.ints.operand is not None and prop is None:
             graph_args = tracked_ints.tensor_op_args(self, func, name, args, kwargs)
             if graph_args is None:

@@ -1,0 +1,119 @@
+"""Smaller idioms of real code, differential against eager (issue 18 item 4).
+
+Each idiom is either captured with no graph break (``explain`` counts none,
+``fullgraph=True`` raises nothing) and gives eager's results, side effects
+and outputs over several calls (a capture, then cache hits), or is a break
+that says why.
+"""
+import pytest
+
+from trace_support import (CountingBackend, assert_hits_ran_graph, assert_same, fresh,
+                           line_of, run_both, traced_counting)
+
+torch = pytest.importorskip("torch")
+
+import pyinterp  # noqa: E402
+
+
+def no_breaks(fn, *args):
+    """``fn`` is captured whole: explain counts no break, fullgraph runs."""
+    assert pyinterp.explain(fn, *args).graph_break_count == 0, str(pyinterp.explain(fn, *args))
+    pyinterp.trace(fn, fullgraph=True, backend=CountingBackend())(*args)
+
+
+def the_break(fn, *args):
+    """The only break of ``fn``: its record (kind, message, line)."""
+    explanation = pyinterp.explain(fn, *args)
+    assert explanation.graph_break_count == 1, str(explanation)
+    return explanation.break_reasons[0]
+
+
+# -- t.data = v ----------------------------------------------------------------
+def data_of_own_tensor(x):
+    y = torch.zeros(3)
+    y.data = x * 2
+    return y + 1, y
+
+
+def data_of_argument(w, x):
+    w.data = x * 2
+    return w + 1
+
+
+class DataOfBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x):
+        self.total.data = self.total + x
+        return self.total * 2
+
+
+def test_data_of_own_tensor_is_the_new_value_on_every_call():
+    traced, counter = traced_counting(data_of_own_tensor)
+    for i in range(3):
+        run_both(traced, data_of_own_tensor, fresh(3, seed=i))
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, 2)
+    no_breaks(data_of_own_tensor, fresh(3))
+
+
+def test_data_of_argument_is_stored_into_the_callers_tensor():
+    traced, counter = traced_counting(data_of_argument)
+    for i in range(3):
+        w = torch.zeros(3)
+        run_both(traced, data_of_argument, w, fresh(3, seed=i))
+        assert_same(w, fresh(3, seed=i) * 2)
+    assert counter.count == 1
+    no_breaks(data_of_argument, torch.zeros(3), fresh(3))
+
+
+def test_data_of_buffer_accumulates_as_in_eager():
+    module, eager = DataOfBuffer(), DataOfBuffer()
+    traced, counter = traced_counting(module)
+    for i in range(3):
+        x = fresh(3, seed=i)
+        assert_same(traced(x), eager(x))
+        assert_same(module.total, eager.total)
+    assert counter.count == 1
+    no_breaks(DataOfBuffer(), fresh(3))
+
+
+def data_of_parameter(m, x):
+    m.weight.data = m.weight.data * 0.5
+    return m(x)
+
+
+def test_data_of_a_tensor_requiring_grad_is_a_break():
+    torch.manual_seed(0)
+    m, eager = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    eager.load_state_dict(m.state_dict())
+    traced = pyinterp.trace(data_of_parameter)
+    for _ in range(3):
+        x = fresh(2)
+        assert_same(traced(m, x), data_of_parameter(eager, x))
+        assert_same(m, eager)
+    record = the_break(data_of_parameter, m, fresh(2))
+    assert record.kind == "tensor-attribute-write" and "requires grad" in record.message
+    assert record.lineno == line_of(data_of_parameter, "m.weight.data =")
+
+
+def requires_grad_of_own_tensor(x):
+    y = torch.zeros(3)
+    y.requires_grad = True
+    return y * x
+
+
+def real_of_own_tensor(x):
+    y = torch.zeros(3, dtype=torch.complex64)
+    y.real = x
+    return y
+
+
+@pytest.mark.parametrize("fn", [requires_grad_of_own_tensor, real_of_own_tensor])
+def test_other_tensor_attribute_stores_are_breaks(fn):
+    traced = pyinterp.trace(fn)
+    for i in range(3):
+        run_both(traced, fn, fresh(3, seed=i))
+    assert the_break(fn, fresh(3)).kind == "tensor-attribute-write"
