@@ -44,7 +44,7 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import callbacks, consumers, legacy_tensors, rules, tensor_setters
+from . import callbacks, consumers, legacy_tensors, numpy_calls, rules, tensor_setters
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .variants import captured_instructions
@@ -713,6 +713,8 @@ class CaptureInterpreter(Interpreter):
             # (the tensors' ops run the recording mode's and torch's Python:
             # only the program's own Python code run natively is a break)
             return self._call_watched(fn, args, kwargs, judge=callbacks.is_foreign)
+        if numpy_calls.pure_call(fn, args, kwargs):  # np.prod(x.shape)
+            return numpy_calls.run(cap, fn, args, kwargs)
         return self._call_watched(fn, args, kwargs)
 
     def _call_torch_native(self, fn, args, kwargs):

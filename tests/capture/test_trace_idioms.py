@@ -117,3 +117,46 @@ def test_other_tensor_attribute_stores_are_breaks(fn):
     for i in range(3):
         run_both(traced, fn, fresh(3, seed=i))
     assert the_break(fn, fresh(3)).kind == "tensor-attribute-write"
+
+
+# -- NumPy on plain values ---------------------------------------------------------
+np = pytest.importorskip("numpy")
+
+
+def flatten_by_numpy(x):
+    n = int(np.prod(x.shape))
+    reps = np.tile([1, 2], 2)
+    return x.reshape(n) * float(np.sum(reps)), int(np.sqrt(n))
+
+
+def test_numpy_of_shapes_is_captured_and_follows_the_shape():
+    traced, counter = traced_counting(flatten_by_numpy)
+    for shape in [(2, 3), (2, 3), (4, 4), (4, 4), (2, 3)]:
+        run_both(traced, flatten_by_numpy, fresh(*shape))
+    assert counter.count == 2  # one graph per shape: the shape is guarded
+    no_breaks(flatten_by_numpy, fresh(2, 3))
+
+
+def numpy_of_a_tensor(x):
+    return x + float(np.tile(x, 2).sum())
+
+
+def numpy_with_a_warning(x):
+    return x + float(np.mean([]))  # RuntimeWarning: Mean of empty slice
+
+
+def numpy_save(x, path):
+    np.save(path, [1, 2])
+    return x + 1
+
+
+def test_numpy_beyond_plain_values_still_breaks(tmp_path):
+    assert pyinterp.explain(numpy_of_a_tensor, fresh(3)).graph_break_count >= 1
+    record = the_break(numpy_with_a_warning, fresh(3))
+    assert "RuntimeWarning" in record.message
+    traced = pyinterp.trace(numpy_with_a_warning)
+    for _ in range(2):
+        with pytest.warns(RuntimeWarning):
+            run_both(traced, numpy_with_a_warning, fresh(3))
+    path = str(tmp_path / "saved.npy")
+    assert the_break(numpy_save, fresh(3), path).kind == "native-callback"
