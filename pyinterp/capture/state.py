@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import scalars, tracked_ints
+from .values import equal_branch, scalars, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -289,6 +289,8 @@ class Capture:
             result = scalars.produce(self, func, name, args, kwargs)
             if result is None and not kwargs:
                 result = tracked_ints.produce(self, func, name, args)
+            if result is None:
+                result = equal_branch.produce(self, func, args, kwargs)  # if torch.equal(a, b):
             if result is not None:
                 return result
         if name == "type" and func is _TENSOR_TYPE and graph_args is args:

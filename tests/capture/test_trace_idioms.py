@@ -160,3 +160,56 @@ def test_numpy_beyond_plain_values_still_breaks(tmp_path):
             run_both(traced, numpy_with_a_warning, fresh(3))
     path = str(tmp_path / "saved.npy")
     assert the_break(numpy_save, fresh(3), path).kind == "native-callback"
+
+
+# -- if torch.equal(a, b): ----------------------------------------------------------
+def equal_branch(a, b):
+    if torch.equal(a, b):
+        return a + 1
+    return a - 1
+
+
+def equal_method_negated(a, b):
+    y = a * 2
+    if not y.equal(b):
+        y = y - 1
+    return y
+
+
+def equal_branch_printing(a, b):
+    if torch.equal(a, b):
+        print("same")
+    return a + 1
+
+
+def equal_value(a, b):
+    return torch.equal(a, b)
+
+
+_EQUAL_PAIRS = [(torch.ones(3), torch.ones(3)), (torch.ones(3), torch.zeros(3)),
+                (torch.ones(3), torch.ones(3) * 2), (torch.full((3,), float("nan")), torch.full((3,), float("nan"))),
+                (torch.ones(3), torch.ones(3, dtype=torch.float64)),
+                (torch.ones(3), torch.ones(4))]
+
+
+@pytest.mark.parametrize("fn", [equal_branch, equal_method_negated])
+def test_equal_in_a_branch_is_a_tensor_branch(fn):
+    traced, counter = traced_counting(fn)
+    for a, b in _EQUAL_PAIRS:
+        run_both(traced, fn, a, b)
+    assert counter.count == 3  # float32 pairs of one shape share a graph; float64; (3,) vs (4,)
+    no_breaks(fn, torch.ones(3), torch.zeros(3))
+    assert "eq" in str(pyinterp.explain(fn, torch.ones(3), torch.zeros(3)))
+
+
+def test_equal_as_a_value_or_before_a_print_is_a_break(capsys):
+    assert the_break(equal_value, torch.ones(3), torch.ones(3)).kind == "data-dependent-value"
+    eager_out = []
+    traced = pyinterp.trace(equal_branch_printing)
+    for a, b in _EQUAL_PAIRS[:3]:
+        equal_branch_printing(a, b)
+        eager_out.append(capsys.readouterr().out)
+        traced(a, b)
+        assert capsys.readouterr().out == eager_out[-1]
+    assert pyinterp.explain(equal_branch_printing, torch.ones(3),
+                            torch.ones(3)).graph_break_count == 1

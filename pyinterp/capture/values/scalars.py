@@ -302,7 +302,7 @@ def unary_negative(vm, frame, ins, base):
 
 # (3.11's backward truth tests, the bottom tests of ``while`` loops, are
 # not followed: such a comparison breaks as any other use.)
-_BRANCHES = info.TRUTH_TESTS - info.BACKWARD_JUMPS
+BRANCHES = info.TRUTH_TESTS - info.BACKWARD_JUMPS
 
 
 def _branch_on_compare(vm, frame, ins):
@@ -317,7 +317,7 @@ def _branch_on_compare(vm, frame, ins):
     if not (table.tracks(lhs) or table.tracks(rhs)) or not (_plain_number(lhs)
                                                              and _plain_number(rhs)):
         return False
-    return next_is_branch(vm, frame, ins, _BRANCHES)
+    return next_is_branch(vm, frame, ins, BRANCHES)
 
 
 def next_is_branch(vm, frame, ins, branches):
