@@ -79,17 +79,21 @@ class Root(Source):
 
 @attrs.frozen(cache_hash=True)
 class Recomputed(Source):
-    """A float from an impure call (``random.random()``, ``time.time()``),
-    called again by the mock, in program order, as ``make(fn())``: a 0-d
-    float64 graph input.  ``serial`` tells calls of the same ``fn`` apart."""
+    """A number from an impure call (``random.random()``, ``time.time()``,
+    ``random.randint(0, 9)``), called again by the mock, in program order,
+    as ``make(fn(*args))``: a 0-d graph input (float64 for a float, int64
+    for an int).  ``serial`` tells calls of the same ``fn`` apart; ``args``
+    are plain constants (guarded where they came from)."""
 
     fn: object
     make: object
     serial: int
+    args: tuple = ()
 
     def expr(self):
         name = getattr(self.fn, "__qualname__", "impure")
-        return Call(Obj(self.make, "as_double"), (Call(Obj(self.fn, name), ()),))
+        return Call(Obj(self.make, getattr(self.make, "__name__", "make")),
+                    (Call(Obj(self.fn, name), tuple(const(a) for a in self.args)),))
 
 
 _OBJECT_GETATTRIBUTE = Obj(object.__getattribute__, "object.__getattribute__")

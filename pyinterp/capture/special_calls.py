@@ -9,7 +9,9 @@ handlers, which win over the plain lookasides while capture is on).
 * builtins that consume their arguments' items
   (:data:`.consumers.CONSUMERS`) guard those items before their lookaside
   runs;
-* ``torch.compiler.is_compiling()`` is True while capturing.
+* ``torch.compiler.is_compiling()`` is True while capturing;
+* ``random.randint``/``randrange``/``getrandbits`` whose int a CALL asked
+  for are drawn now and again by the mock (:mod:`.values.random_ints`).
 
 (``hasattr``/``getattr``/``len`` need no entry: their lookasides go through
 the interpreter's own attribute and length rules, so their reads are
@@ -34,6 +36,7 @@ from ..codegen.trampoline import trampoline
 from ..interp import calls, lookasides  # noqa: F401  (the plain handlers, wrapped below)
 from ..refgraph.sources import Root
 from .consumers import CONSUMER_CALLABLES, TEXT, consume, consume_call
+from .values import random_ints
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
@@ -165,6 +168,8 @@ _defer(print)
 _defer(torch.set_printoptions)  # replayed so that replayed prints match
 _defer(warnings.warn)
 _special(__import__, _import)
+for _fn, _handler in random_ints.handlers():  # random.randint(0, 9) feeding tensor ops
+    _special(_fn, _handler)
 for _name in LOGGER_METHODS:
     _defer(getattr(logging.Logger, _name))
     if hasattr(logging, _name):
@@ -175,4 +180,4 @@ for _fn in CONSUMER_CALLABLES:
         _special(_fn, _reading_arguments(_fn, _lookaside))
 
 
-del _name, _fn, _lookaside
+del _name, _fn, _lookaside, _handler

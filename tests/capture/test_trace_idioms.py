@@ -5,6 +5,8 @@ Each idiom is either captured with no graph break (``explain`` counts none,
 and outputs over several calls (a capture, then cache hits), or is a break
 that says why.
 """
+import random
+
 import pytest
 
 from trace_support import (CountingBackend, assert_hits_ran_graph, assert_same, fresh,
@@ -213,3 +215,54 @@ def test_equal_as_a_value_or_before_a_print_is_a_break(capsys):
         assert capsys.readouterr().out == eager_out[-1]
     assert pyinterp.explain(equal_branch_printing, torch.ones(3),
                             torch.ones(3)).graph_break_count == 1
+
+
+# -- random ints, drawn again by the mock ------------------------------------------
+def add_random_bits(x):
+    return x + random.getrandbits(8)
+
+
+def scale_by_random_ints(x):
+    a = random.randint(0, 10)
+    b = random.randrange(5)
+    return x * a + b + random.random()
+
+
+def branch_on_random_int(x):
+    if random.randint(0, 1) == 1:
+        return x + 1
+    return x - 1
+
+
+def index_by_random_int(x):
+    return x[random.randint(0, 2)]
+
+
+def _same_stream(fn, x, calls=5):
+    """Eager and traced calls from the same seed give the same values, and
+    leave the random module in the same state."""
+    traced = pyinterp.trace(fn)
+    random.seed(7)
+    eager = [fn(x) for _ in range(calls)]
+    after_eager = random.random()
+    random.seed(7)
+    got = [traced(x) for _ in range(calls)]
+    assert_same(got, eager)
+    assert random.random() == after_eager
+
+
+@pytest.mark.parametrize("fn", [add_random_bits, scale_by_random_ints, branch_on_random_int])
+def test_random_ints_are_drawn_again_by_the_mock(fn):
+    _same_stream(fn, torch.arange(3.0))
+    _same_stream(fn, torch.arange(3))  # (an int64 tensor: the same promotion as eager)
+    no_breaks(fn, torch.arange(3.0))
+    traced, counter = traced_counting(fn)
+    for _ in range(4):
+        traced(torch.arange(3.0))
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, 3)
+
+
+def test_a_random_int_used_as_an_index_stays_a_break():
+    _same_stream(index_by_random_int, torch.arange(3.0))
+    assert pyinterp.explain(index_by_random_int, torch.arange(3.0)).graph_break_count == 1

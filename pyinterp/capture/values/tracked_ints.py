@@ -41,6 +41,7 @@ held as ``recording.ints``); reads ``recording``, ``breaks``,
 ``speculation`` and ``interp``.
 """
 import operator
+import random
 
 import torch
 
@@ -54,7 +55,10 @@ from ...refgraph.fxgraph import Unrepresentable
 
 Tensor = torch.Tensor
 
-_PRODUCER_NAMES = frozenset({"item", "int", "bool"})
+_PRODUCER_NAMES = frozenset({"item", "int", "bool", "randint", "randrange", "getrandbits"})
+# The random module's int functions (of its hidden instance), which the
+# mock calls again (:mod:`.random_ints`).
+RANDOM_INTS = (random.randint, random.randrange, random.getrandbits)
 _PRODUCED_BY = frozenset({"item", "__int__", "__bool__"})
 _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
                "+=": operator.add, "-=": operator.sub, "*=": operator.mul}
@@ -130,6 +134,7 @@ class IntTable:
     def __init__(self):
         self.shadows = {}  # id(frame) -> Shadow
         self.request = None  # the tensor whose .item()/int() a CALL is producing
+        # (or the random function: RANDOM_INTS)
         self.produced = None  # (value, TrackedInt) the request gave
         self.operand = None  # the entry a tensor op about to run takes as a node
 
@@ -345,12 +350,19 @@ def _swap(vm, frame, ins, run, shadow):
 def _producer(frame, ins):
     """The tensor whose ``.item()`` or ``int()`` this CALL makes, if it
     makes a trackable int (an integer or bool tensor of one element) that
-    may only feed what a tracked int can do (:func:`flows_only_to_graph_uses`)."""
+    may only feed what a tracked int can do (:func:`flows_only_to_graph_uses`);
+    or the random function (:data:`RANDOM_INTS`) whose int it makes, of
+    plain int arguments."""
     stack = frame.stack
     base = len(stack) - ins.arg - 2
     if base < 0 or getattr(frame, "kw_names", None):
         return None
     fn, args = peek_call(stack, ins.arg)
+    if any(fn is f for f in RANDOM_INTS):  # random.randint(0, 9): recomputed by the mock
+        if all(type(a) is int for a in args) \
+                and flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+            return fn
+        return None
     if fn is bool and len(args) == 1:  # (``bool(t)``: any real dtype, t != 0)
         tensor = args[0]
         if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_complex \
