@@ -333,8 +333,10 @@ def random_in_condition(x):
     return x * 2
 
 
-def random_int(x):
-    return x * random.randint(1, 5)
+def random_int_as_index(x):
+    # (random.randint feeding tensor arithmetic is recomputed by the mock:
+    # test_trace_idioms.py; as an index it stays a break)
+    return x[random.randint(0, 2)]
 
 
 def test_branch_on_a_recomputed_float_is_merged():
@@ -387,7 +389,7 @@ def test_branch_on_a_float_with_gradients_through_one_arm_only_breaks():
             torch.testing.assert_close(grads[1][1], grads[0][1])
 
 
-@pytest.mark.parametrize("fn", [random_int], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [random_int_as_index], ids=lambda f: f.__name__)
 def test_impure_values_that_cannot_be_recomputed_break(fn):
     explanation = pyinterp.explain(fn, *_args(0, (3,)))
     assert explanation.graph_break_count >= 1
