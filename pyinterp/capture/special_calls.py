@@ -36,6 +36,7 @@ from ..codegen.trampoline import trampoline
 from ..interp import calls, lookasides  # noqa: F401  (the plain handlers, wrapped below)
 from ..refgraph.sources import Root
 from .consumers import CONSUMER_CALLABLES, TEXT, consume, consume_call
+from . import warn_levels
 from .values import random_ints
 
 Tensor = torch.Tensor
@@ -54,9 +55,13 @@ def deferred(vm, fn, args, kwargs):
     vm._no_writes_while_speculating("%s()" % getattr(fn, "__name__", "a deferred call"))
     site = cap.site()
     frame = vm.top
-    if fn is warnings.warn and (kwargs.get("stacklevel", args[2] if len(args) > 2 else 1) != 1):
-        cap.break_graph("unsupported-value", "warnings.warn with stacklevel other than 1")
-        return calls.call(vm, fn, args, kwargs)
+    if fn is warnings.warn and frame is not None:
+        # stacklevel=n: replayed from the frame it names (warn_levels)
+        moved = warn_levels.relocate(frame, args, kwargs)
+        if moved is None:
+            cap.break_graph("unsupported-value", "warnings.warn with arguments it rejects")
+            return calls.call(vm, fn, args, kwargs)
+        fn, args, kwargs, frame = moved
     if isinstance(fn, FunctionType) and args and isinstance(args[0], logging.Logger):
         fn, args = MethodType(fn, args[0]), args[1:]  # logger.info(...): replay on that logger
     if not _printable(args, kwargs):
@@ -69,7 +74,8 @@ def deferred(vm, fn, args, kwargs):
         return calls.call(vm, fn, args, kwargs)
     name = frame.code.co_name if frame is not None else "<traced>"
     globals_ = frame.globals if frame is not None else {}
-    bounce = trampoline(site, name, globals_)
+    bounce = trampoline(site if frame is vm.top else (frame.code.co_filename, frame.lineno),
+                        name, globals_)
     # The replay prints the values as they are now: a tensor changed in
     # place later in the call must not print its final value.
     snapshot = [_snapshot(cap, a) for a in args]
@@ -90,7 +96,8 @@ def _snapshot(cap, value):
 def _printable(args, kwargs):
     for v in list(args) + list(kwargs.values()):
         if isinstance(v, (Tensor, str, int, float, bool, type(None), bytes, torch.Size,
-                          torch.dtype, torch.device)):
+                          torch.dtype, torch.device)) \
+                or isinstance(v, type) and issubclass(v, Warning):  # (a warning's category)
             continue
         if type(v) in (list, tuple, dict) and _printable(v if type(v) is not dict else
                                                          list(v.keys()) + list(v.values()), {}):

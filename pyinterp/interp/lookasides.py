@@ -304,6 +304,13 @@ def _warn(vm, args, kwargs):
             frame, stacklevel = frame.f_back, stacklevel - 1
             while frame is not None and _is_internal_frame(frame):
                 frame = frame.f_back
+    warn_from(frame, message, category, source)
+
+
+def warn_from(frame, message, category, source=None):
+    """Issue a warning as ``warnings.warn`` does once it found ``frame`` (a
+    real frame, an interpreted frame's proxy, or None past the outermost):
+    that frame's file, line, module and ``__warningregistry__``."""
     if frame is None:
         globals, filename, lineno = (sys.__dict__,) + _NO_FRAME_LOCATION
     elif type(frame) is FrameProxy:

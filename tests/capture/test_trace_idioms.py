@@ -6,6 +6,7 @@ and outputs over several calls (a capture, then cache hits), or is a break
 that says why.
 """
 import random
+import warnings
 
 import pytest
 
@@ -266,3 +267,57 @@ def test_random_ints_are_drawn_again_by_the_mock(fn):
 def test_a_random_int_used_as_an_index_stays_a_break():
     _same_stream(index_by_random_int, torch.arange(3.0))
     assert pyinterp.explain(index_by_random_int, torch.arange(3.0)).graph_break_count == 1
+
+
+# -- warnings.warn(..., stacklevel=n) -----------------------------------------------
+def _warning_helper(x):
+    warnings.warn("from the helper", stacklevel=2)
+    return x * 2
+
+
+def warns_through_a_helper(x):
+    y = _warning_helper(x)  # the helper's warning names this line
+    return y + 1
+
+
+def warns_about_its_caller(x):
+    warnings.warn("about the caller", stacklevel=2)
+    return x + 1
+
+
+def warns_two_levels_out(x):
+    warnings.warn("two levels out", DeprecationWarning, stacklevel=3)
+    return x + 1
+
+
+def _call(fn, x):
+    return fn(x)  # the caller of the traced function
+
+
+def _warnings_of(fn, x, calls=3, action="always"):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter(action)
+        results = [_call(fn, x) for _ in range(calls)]
+    return results, [(str(w.message), w.category, w.filename, w.lineno) for w in seen
+                     if not str(w.message).startswith("`torch.jit")]
+
+
+@pytest.mark.parametrize("fn", [warns_through_a_helper, warns_about_its_caller,
+                                warns_two_levels_out])
+def test_stacklevel_warnings_name_eagers_file_and_line(fn):
+    traced, counter = traced_counting(fn)
+    for action in ("always", "default"):  # (default: once per location, by its registry)
+        expected, eager_warnings = _warnings_of(fn, fresh(3), action=action)
+        got, traced_warnings = _warnings_of(traced, fresh(3), action=action)
+        assert_same(got, expected)
+        assert traced_warnings == eager_warnings and eager_warnings
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, 4)
+    no_breaks(fn, fresh(3))
+
+
+def test_stacklevel_lines():
+    _, seen = _warnings_of(warns_through_a_helper, fresh(3), calls=1)
+    assert seen[0][3] == line_of(warns_through_a_helper, "the helper's warning")
+    _, seen = _warnings_of(warns_about_its_caller, fresh(3), calls=1)
+    assert seen[0][3] == line_of(_call, "the caller of the traced")
