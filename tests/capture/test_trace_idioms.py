@@ -321,3 +321,20 @@ def test_stacklevel_lines():
     assert seen[0][3] == line_of(warns_through_a_helper, "the helper's warning")
     _, seen = _warnings_of(warns_about_its_caller, fresh(3), calls=1)
     assert seen[0][3] == line_of(_call, "the caller of the traced")
+
+
+# -- torch.result_type ---------------------------------------------------------------
+def zeros_of_the_result_type(a, b):
+    dtype = torch.result_type(a, b)
+    return torch.zeros(a.shape, dtype=dtype) + a, dtype
+
+
+def test_result_type_is_a_constant_of_the_guarded_dtypes():
+    traced, counter = traced_counting(zeros_of_the_result_type)
+    pairs = [(fresh(3), fresh(3, dtype=torch.float64)), (fresh(3, seed=1), fresh(3, seed=2).double()),
+             (fresh(3).to(torch.int32), torch.ones(3, dtype=torch.int64)),
+             (fresh(3), fresh(3, dtype=torch.float64))]
+    for a, b in pairs:
+        run_both(traced, zeros_of_the_result_type, a, b)
+    assert counter.count == 2  # one graph per dtype pair
+    no_breaks(zeros_of_the_result_type, fresh(3), fresh(3))
