@@ -40,7 +40,13 @@ def produce(cap, func, args, kwargs):
     if frame is None:
         return None
     ins = frame.instructions[frame.lasti]
-    if ins.opname not in _CALLS or not next_is_branch(vm, frame, ins, BRANCHES):
+    if ins.opname not in _CALLS:
+        return None
+    following = vm.variant(frame.code)
+    if ins.index + 1 < len(following) and following[ins.index + 1].opname == "TO_BOOL" \
+            and not following[ins.index + 1].to_bool:
+        ins = following[ins.index + 1]  # (3.13: a TO_BOOL folded into the jump after it)
+    if not next_is_branch(vm, frame, ins, BRANCHES):
         return None
     a, b = args
     rec = cap.recording.recorder
