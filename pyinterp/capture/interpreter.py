@@ -561,6 +561,8 @@ class CaptureInterpreter(Interpreter):
                 # (torch's decorators wrap the user's function: interpreted,
                 # the wrapper calls it through the interpreter)
                 return cap.call_torch(func, args, kwargs)
+            elif numpy_calls.is_pure_function(func):  # np.ones((2, 3)): native, unwatched
+                return self.call_native(func, args, kwargs)
         return calls.call_function(self, func, args, kwargs)
 
     def _run_disabled(self, fn, args, kwargs):

@@ -25,7 +25,7 @@ import sys
 import attrs
 import torch
 
-from . import callbacks, legacy_tensors, tensor_setters
+from . import callbacks, legacy_tensors, numpy_calls, tensor_setters
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -271,7 +271,10 @@ class Capture:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
-        graph_args = args
+        graph_args, graph_kwargs = args, kwargs
+        if func is torch.tensor and args and not self.interp.opaque:
+            # torch.tensor(np.tile([1, 2], 2)): the array's values as a constant
+            graph_args, graph_kwargs = numpy_calls.tensor_arguments(self, args, kwargs)
         if name == "__set__" and not self.interp.opaque:
             setter = tensor_setters.setter_name(func)
             if setter is not None:  # t.data = v, setattr(t, "grad", g)
@@ -336,9 +339,10 @@ class Capture:
                         or getattr(func, "__module__", None) == "torch._tensor"):
                     # A Tensor method (some are Python wrappers FX cannot
                     # name as functions, such as Tensor.__rpow__).
-                    self.recording.recorder.record(name, graph_args, kwargs, result, method=True)
+                    self.recording.recorder.record(name, graph_args, graph_kwargs, result,
+                                                   method=True)
                 else:
-                    self.recording.recorder.record(func, graph_args, kwargs, result)
+                    self.recording.recorder.record(func, graph_args, graph_kwargs, result)
             except Unrepresentable as e:
                 self.break_graph(e.kind, e.message)
         written = _written(name, args, kwargs)

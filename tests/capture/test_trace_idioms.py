@@ -338,3 +338,34 @@ def test_result_type_is_a_constant_of_the_guarded_dtypes():
         run_both(traced, zeros_of_the_result_type, a, b)
     assert counter.count == 2  # one graph per dtype pair
     no_breaks(zeros_of_the_result_type, fresh(3), fresh(3))
+
+
+def tensors_from_numpy_constants(x):
+    a = torch.tensor(np.tile([1.5, 2.0], 2))  # float64, as the array
+    b = torch.tensor(np.arange(4, dtype=np.float32).reshape(2, 2).T)
+    c = torch.tensor(np.prod(x.shape) * np.ones(2, dtype=np.int32))
+    d = torch.tensor(np.sum([0.25, 0.5]), dtype=torch.float32)  # (a NumPy scalar: the usual rule)
+    e = torch.tensor(np.repeat([True, False], 2))
+    return x.reshape(-1)[:4] * a + b.sum(), c, e, d if isinstance(d, torch.Tensor) else d
+
+
+def test_tensor_of_a_numpy_array_the_run_made_is_a_constant():
+    traced, counter = traced_counting(tensors_from_numpy_constants)
+    for seed in range(3):
+        run_both(traced, tensors_from_numpy_constants, fresh(2, 3, seed=seed))
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, 2)
+
+
+_OUTSIDE_ARRAY = np.array([1.0, 2.0])
+
+
+def tensor_of_an_outside_array(x):
+    return x + torch.tensor(_OUTSIDE_ARRAY)
+
+
+def test_tensor_of_an_outside_array_is_still_a_break():
+    assert pyinterp.explain(tensor_of_an_outside_array, fresh(2)).graph_break_count >= 1
+    traced = pyinterp.trace(tensor_of_an_outside_array)
+    for seed in range(2):
+        run_both(traced, tensor_of_an_outside_array, fresh(2, seed=seed))
