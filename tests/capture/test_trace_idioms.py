@@ -369,3 +369,16 @@ def test_tensor_of_an_outside_array_is_still_a_break():
     traced = pyinterp.trace(tensor_of_an_outside_array)
     for seed in range(2):
         run_both(traced, tensor_of_an_outside_array, fresh(2, seed=seed))
+
+
+def add_random_int_up_to(x, n):
+    return x + random.randint(0, n)
+
+
+def test_random_int_arguments_are_guarded():
+    traced = pyinterp.trace(add_random_int_up_to)
+    for n in (1, 1000, 1000000, 1000, 2):
+        random.seed(n)
+        expected = add_random_int_up_to(torch.zeros(1), n)
+        random.seed(n)
+        assert_same(traced(torch.zeros(1), n), expected)
