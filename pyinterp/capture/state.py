@@ -300,7 +300,7 @@ class Capture:
             spelled = legacy_tensors.type_argument(args, kwargs)  # x.type(torch.FloatTensor)
             if spelled is not None:
                 args, kwargs = spelled
-                graph_args = args
+                graph_args, graph_kwargs = args, kwargs
         if prop is None:
             why = self._refuse(func, name, args)
             if why is not None:
