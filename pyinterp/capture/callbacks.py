@@ -3,7 +3,8 @@
 While tracing, torch's own Python runs natively as leaf ops
 (:mod:`.torchfiles`), and so does its C code.  Either may call Python code
 that is *not* torch's: a function wrapped by ``torch.compiler.disable``,
-the ``forward`` of a custom ``autograd.Function``, a function given to
+the ``forward`` of a custom ``autograd.Function`` (one that is pure is a
+graph node instead: autograd_functions.py), a function given to
 ``torch.utils.checkpoint``, a hook.  Run natively, that code is invisible
 to the interpreter: its reads are not guarded, its writes (a list append,
 an attribute store, a print) are not replayed, and its tensor ops land in

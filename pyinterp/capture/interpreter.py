@@ -44,7 +44,8 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import callbacks, consumers, legacy_tensors, numpy_calls, rules, tensor_setters
+from . import (autograd_functions, callbacks, consumers, legacy_tensors, numpy_calls, rules,
+               tensor_setters)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .variants import captured_instructions
@@ -421,7 +422,8 @@ class CaptureInterpreter(Interpreter):
             raise speculate.Speculating("%s in a speculative arm" % what)
 
     def store_attr(self, obj, name, value):
-        self._no_writes_while_speculating("an attribute store")
+        if id(obj) not in self.capture.speculation.writable:
+            self._no_writes_while_speculating("an attribute store")
         cap = self.capture
         if cap.breaks.active and issubclass(type(obj), Tensor):
             # (t.data = v: capture's setter rule, tensor_setters; any other
@@ -550,6 +552,8 @@ class CaptureInterpreter(Interpreter):
                 return self._run_disabled(func, args, kwargs)
             if callbacks.allowed_in_graph(func):
                 return cap.call_in_graph(func, args, kwargs)
+            if autograd_functions.is_apply(func, args):
+                return autograd_functions.call(self, args[0], args[1:], kwargs)
             if is_torch_function(func) and func.__name__ in _RNG_SETTERS:
                 cap.break_graph("impure-call", "%s() changes the global RNG state" % func.__name__)
             elif is_torch_function(func) and func.__name__ in _GLOBAL_STATE_SETTERS:

@@ -173,9 +173,10 @@ def jump_if_tensor(vm, frame, ins, base):
     """A data-dependent ``if`` (a tensor condition): try the GraphMend
     rewrite (both arms, merged with ``torch.where``), or for a ``while``
     loop's test one ``torch.while_loop`` (:mod:`.whileloop`), before the
-    truth test breaks the graph."""
+    truth test breaks the graph (not in a custom ``autograd.Function``'s
+    code, which a traced backend runs as plain Python: autograd_functions.py)."""
     cond = frame.stack[-1]
-    if vm.capture.breaks.active and isinstance(cond, Tensor):
+    if vm.capture.breaks.active and isinstance(cond, Tensor) and not vm.capture.speculation.plain:
         frame.stack.pop()
         join = speculate.try_merge(vm, frame, ins, cond)
         if join is None:

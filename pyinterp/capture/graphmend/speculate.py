@@ -52,6 +52,8 @@ class Speculation:
 
     depth: int = 0  # data-dependent branches (or loop bodies) being run both ways
     journals: list = attrs.Factory(list)  # one Journal per arm being run, innermost last
+    writable: set = attrs.Factory(set)  # ids of the objects an arm may write (a stand-in ctx)
+    plain: int = 0  # arms whose data-dependent branches must not merge (autograd_functions.py)
 
     def enter(self):
         self.depth += 1

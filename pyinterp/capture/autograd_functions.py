@@ -1,0 +1,180 @@
+"""A custom ``torch.autograd.Function`` called in a traced function.
+
+``MyFn.apply(x, ...)`` runs the user's ``forward`` from C code, and the
+autograd engine later calls the user's ``backward``.  Run natively, that
+Python is invisible to the interpreter (a ``native-callback`` break:
+callbacks.py).  Where both are *pure*, the call is one node of the graph
+instead (Dynamo makes it one higher-order op, with both traced):
+
+* the node's target is ``MyFn.apply`` itself.  The eager backend runs the
+  user's forward for real on every call, and autograd the user's backward.
+  AOTAutograd (Inductor) traces the node's forward and, when a gradient is
+  needed, the user's backward into its joint graph, once: hence the check;
+* *pure* is checked before the call by running the forward, then (when an
+  argument requires grad) the backward on all-ones gradients, once in the
+  capture interpreter as a speculative arm (:mod:`.graphmend.speculate`),
+  on a stand-in ``ctx`` (:class:`_StandInCtx`, the one object the arm may
+  write).  An outside write, ``print``, logging, an impure call, a
+  data-dependent Python value (``.item()``, ``if t.sum() > 0``: not merged
+  into ``torch.where`` here), an in-place op, drawing random numbers or a
+  native callback stops the arm (:class:`~.graphmend.speculate.Speculating`),
+  and so does reading a tensor from outside (a traced backend would bake
+  it into the node).  The arm's ops are discarded; its reads of outside
+  state stay as guards (with the class lookups of ``forward``,
+  ``backward``, ``setup_context`` and ``vjp``), so a traced backend never
+  keeps a stale value.  A ``setup_context``-style Function runs
+  ``forward(*args)`` then ``setup_context(ctx, args, out)``;
+* anything else (a check that fails, ``mark_dirty``,
+  ``set_materialize_grads(False)``, ``setup_context`` with default or
+  keyword arguments, ``vjp``, ``boxed_grads_call``, an output that is not
+  a tensor) keeps the rule of callbacks.py: a ``native-callback`` break,
+  after which the call runs natively with its own backward.  The backward
+  is never lost.
+"""
+import torch
+
+from .consumers import ARGS, consume
+from .graphmend.speculate import Speculating, discard_ops
+
+_Function = torch.autograd.Function
+_APPLY = _Function.apply.__func__
+_ONCE_DIFFERENTIABLE = torch.autograd.function.once_differentiable(lambda ctx: None).__code__
+
+
+def is_apply(func, args):
+    """True for ``Function.apply`` reached with a user Function class
+    (``MyFn.apply(...)`` arrives as the classmethod's function and the class)."""
+    return func is _APPLY and bool(args) and isinstance(args[0], type) \
+        and issubclass(args[0], _Function) and args[0] is not _Function
+
+
+def call(vm, cls, args, kwargs):
+    """``cls.apply(*args, **kwargs)``: one node of the graph when its forward
+    and backward are pure, else a ``native-callback`` break and the call
+    natively (see the module docstring)."""
+    cap = vm.capture
+    kwargs = kwargs or {}
+    consume(cap, tuple(args) + tuple(kwargs.values()), ARGS)  # (constants)
+    reason = _unsupported(vm, cls, args, kwargs)
+    if reason is None:
+        return cap.call_in_graph(cls.apply, args, kwargs)
+    cap.break_graph("native-callback", "custom autograd.Function %s runs natively: its "
+                    "forward or backward cannot be captured (%s)" % (cls.__qualname__, reason))
+    return cls.apply(*args, **kwargs)  # (explain mode goes on: its forward's ops recorded)
+
+
+def _unsupported(vm, cls, args, kwargs):
+    """Why ``cls.apply`` cannot be one node, or None: its forward and
+    backward run speculatively (:func:`speculate`)."""
+    forward = vm.load_attr(cls, "forward")  # (read through the interpreter: guarded)
+    backward = vm.load_attr(cls, "backward")
+    setup_context = vm.load_attr(cls, "setup_context")
+    separate = setup_context is not _Function.setup_context
+    if vm.load_attr(cls, "vjp") is not _Function.vjp or vm.load_attr(cls, "boxed_grads_call"):
+        return "a vjp or boxed backward is not captured"
+    if backward is _Function.backward:
+        return "it has no backward"
+    if separate and not _all_positional(forward, args, kwargs):
+        return "setup_context with default or keyword arguments is not captured"
+    if getattr(backward, "__code__", None) is _ONCE_DIFFERENTIABLE:
+        backward = backward.__wrapped__  # (its wrapper is torch's: it would run natively)
+    grad_on = torch.is_grad_enabled()
+    needs = tuple(grad_on and isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+    ctx = _StandInCtx(needs)
+
+    def forward_then_backward():
+        with torch.no_grad():  # (as apply runs the forward, and the engine the backward)
+            if separate:
+                out = vm.call(forward, tuple(args), None)
+                vm.call(setup_context, (ctx, tuple(args), out), None)
+            else:
+                out = vm.call(forward, (ctx,) + tuple(args), kwargs or None)
+            if any(needs):
+                outputs = out if type(out) is tuple else (out,)
+                grads = tuple(torch.ones_like(o) if isinstance(o, torch.Tensor) else None
+                              for o in outputs)
+                vm.call(backward, (ctx,) + grads, None)
+
+    rec = vm.capture.recording.recorder
+    lifted = len(rec.inputs)
+    reason = speculate(vm.capture, forward_then_backward, writable=ctx)
+    given = {id(v) for v in tuple(args) + tuple(kwargs.values())}
+    for source, tensor, _ in rec.inputs[lifted:]:
+        if reason is None and id(tensor) not in given:
+            # (a traced backend would bake it into the node as a constant)
+            reason = "it reads the tensor %s from outside" % (source,)
+    return reason
+
+
+def _all_positional(forward, args, kwargs):
+    """True if ``args`` fill each parameter of ``forward`` (a plain
+    function), so that ``apply`` passes ``setup_context`` exactly ``args``
+    (it binds defaults and keywords into the inputs otherwise)."""
+    code = getattr(forward, "__code__", None)
+    return code is not None and not kwargs and code.co_argcount == len(args) \
+        and not code.co_kwonlyargcount and not code.co_flags & (_VARARGS | _VARKEYWORDS)
+
+
+_VARARGS, _VARKEYWORDS = 0x04, 0x08  # (inspect.CO_VARARGS, inspect.CO_VARKEYWORDS)
+
+
+def speculate(cap, run, writable):
+    """Call ``run()`` (which runs the user's code in the capture
+    interpreter) as a speculative arm; undo its ops, appends, tracked
+    numbers and random draws.  Returns None if it ran through, else why
+    not.  ``writable``: the one object it may write attributes of."""
+    rec = cap.recording.recorder
+    mark, ops0 = len(rec.graph.nodes), rec.op_count
+    ints0 = cap.recording.ints.snapshot()
+    rng0 = torch.random.get_rng_state()
+    cap.speculation.enter()
+    cap.speculation.open_arm()
+    cap.speculation.writable.add(id(writable))
+    cap.speculation.plain += 1
+    reason = None
+    try:
+        run()
+        with torch._C.DisableTorchFunction():
+            if not torch.equal(rng0, torch.random.get_rng_state()):
+                reason = "random numbers drawn"
+    except Speculating as e:
+        reason = str(e)
+    except Exception as e:  # noqa: BLE001 - it raised: the native call will raise it
+        reason = "%s: %s" % (type(e).__name__, e)
+    finally:
+        cap.speculation.plain -= 1
+        cap.speculation.writable.discard(id(writable))
+        cap.speculation.close_arm()
+        cap.speculation.leave()
+        cap.recording.ints.restore(ints0)
+        torch.random.set_rng_state(rng0)
+        discard_ops(rec, mark, ops0)
+    return reason
+
+
+class _StandInCtx:
+    """The ``ctx`` the forward and backward run on speculatively: the
+    methods of the real one, doing nothing (the native call gets the real
+    ctx) but keeping the saved tensors, except ``mark_dirty`` (an input
+    written in place) and ``set_materialize_grads(False)`` (gradients that
+    may be None): not captured."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    def save_for_forward(self, *tensors):
+        pass
+
+    def mark_non_differentiable(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        if not value:  # (the backward would get None where it is run on ones here)
+            raise Speculating("ctx.set_materialize_grads(False)")
+
+    def mark_dirty(self, *tensors):
+        raise Speculating("ctx.mark_dirty() (an input written in place)")
