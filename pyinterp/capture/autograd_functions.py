@@ -13,10 +13,11 @@ instead (Dynamo makes it one higher-order op, with both traced):
 * *pure* is checked before the call by running the forward, then (when an
   argument requires grad) the backward on all-ones gradients, once in the
   capture interpreter as a speculative arm (:mod:`.graphmend.speculate`),
-  on a stand-in ``ctx`` (:class:`_StandInCtx`, the one object the arm may
-  write).  An outside write, ``print``, logging, an impure call, a
+  on a stand-in ``ctx`` (:class:`_StandInCtx`, the one object whose
+  attributes the arm may write).  An outside write, ``print``, logging, an impure call, a
   data-dependent Python value (``.item()``, ``if t.sum() > 0``: not merged
-  into ``torch.where`` here), an in-place op, drawing random numbers or a
+  into ``torch.where`` here), an in-place op on a tensor the arm did not
+  make (:class:`_MadeHere`), drawing random numbers or a
   native callback stops the arm (:class:`~.graphmend.speculate.Speculating`),
   and so does reading a tensor from outside (a traced backend would bake
   it into the node).  The arm's ops are discarded; its reads of outside
@@ -29,7 +30,8 @@ instead (Dynamo makes it one higher-order op, with both traced):
   keyword arguments, ``vjp``, ``boxed_grads_call``, an output that is not
   a tensor) keeps the rule of callbacks.py: a ``native-callback`` break,
   after which the call runs natively with its own backward.  The backward
-  is never lost.
+  is never lost.  An exception the user's code raises is the native call's,
+  as in eager (no break).
 """
 import torch
 
@@ -58,6 +60,15 @@ def call(vm, cls, args, kwargs):
     reason = _unsupported(vm, cls, args, kwargs)
     if reason is None:
         return cap.call_in_graph(cls.apply, args, kwargs)
+    if type(reason) is _Raised:
+        # The user's code raised before doing anything impure: the native
+        # call raises it too, as eager does (no break, even under fullgraph).
+        with cap.breaks.paused():
+            result = cls.apply(*args, **kwargs)
+        reason = "%s, on the speculative run only" % reason  # (a stand-in ctx lacks it)
+        cap.break_graph("native-callback", "custom autograd.Function %s: %s"
+                        % (cls.__qualname__, reason))
+        return result
     cap.break_graph("native-callback", "custom autograd.Function %s runs natively: its "
                     "forward or backward cannot be captured (%s)" % (cls.__qualname__, reason))
     return cls.apply(*args, **kwargs)  # (explain mode goes on: its forward's ops recorded)
@@ -122,11 +133,14 @@ def speculate(cap, run, writable):
     """Call ``run()`` (which runs the user's code in the capture
     interpreter) as a speculative arm; undo its ops, appends, tracked
     numbers and random draws.  Returns None if it ran through, else why
-    not.  ``writable``: the one object it may write attributes of."""
+    not (a :class:`_Raised` when the user's code raised).  ``writable``:
+    the one object it may write attributes of."""
     rec = cap.recording.recorder
     mark, ops0 = len(rec.graph.nodes), rec.op_count
     ints0 = cap.recording.ints.snapshot()
     rng0 = torch.random.get_rng_state()
+    outer_judge = cap.speculation.made_here
+    cap.speculation.made_here = _MadeHere(rec)
     cap.speculation.enter()
     cap.speculation.open_arm()
     cap.speculation.writable.add(id(writable))
@@ -140,8 +154,9 @@ def speculate(cap, run, writable):
     except Speculating as e:
         reason = str(e)
     except Exception as e:  # noqa: BLE001 - it raised: the native call will raise it
-        reason = "%s: %s" % (type(e).__name__, e)
+        reason = _Raised("%s: %s" % (type(e).__name__, e))
     finally:
+        cap.speculation.made_here = outer_judge
         cap.speculation.plain -= 1
         cap.speculation.writable.discard(id(writable))
         cap.speculation.close_arm()
@@ -150,6 +165,41 @@ def speculate(cap, run, writable):
         torch.random.set_rng_state(rng0)
         discard_ops(rec, mark, ops0)
     return reason
+
+
+class _MadeHere:
+    """Called with a tensor: True if the arm made it, so that it may write
+    it in place (``grad_input = g.clone(); grad_input[x < 0] = 0``): an op
+    of the arm produced it, and no tensor of the graph from before the arm,
+    nor a graph input (one the arm lifted included), shares its storage
+    (``x.detach()``, ``x[0]``, a view of an outside tensor are refused)."""
+
+    __slots__ = ("rec", "before", "storages")
+
+    def __init__(self, rec):
+        self.rec = rec
+        self.before = set(rec.graph.nodes)
+        with torch._C.DisableTorchFunction():
+            self.storages = {_storage(t) for t in rec.tensor_of.values()}
+
+    def __call__(self, tensor):
+        if not isinstance(tensor, torch.Tensor):
+            return False
+        node = self.rec.node_of.get(id(tensor))
+        if node is None or node.op == "placeholder" or node in self.before:
+            return False
+        with torch._C.DisableTorchFunction():
+            mine = _storage(tensor)
+            return mine not in self.storages \
+                and all(_storage(t) != mine for _, t, _ in self.rec.inputs)
+
+
+def _storage(tensor):
+    return tensor.untyped_storage().data_ptr()
+
+
+class _Raised(str):
+    """Why not, when the user's code raised an exception."""
 
 
 class _StandInCtx:

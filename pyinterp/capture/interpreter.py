@@ -463,7 +463,8 @@ class CaptureInterpreter(Interpreter):
             self.refgraph.mark_dirty(t, name)
 
     def setitem(self, container, key, value):
-        self._no_writes_while_speculating("an item store")
+        if not self.capture.speculation.may_write_tensor(container):
+            self._no_writes_while_speculating("an item store")
         self._write_item(container, key, value, False)
         containers.setitem(self, container, key, value)
 

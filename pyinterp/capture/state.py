@@ -326,7 +326,8 @@ class Capture:
         if not self.breaks.active:
             return func(*args, **kwargs)
         if self.speculation.depth and (name in _MUTATING or name.endswith("_")
-                                       and not name.endswith("__")):
+                                       and not name.endswith("__")) \
+                and not self.speculation.may_write_tensor(_written(name, args, kwargs)):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \

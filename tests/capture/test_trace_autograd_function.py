@@ -290,6 +290,7 @@ def test_inductor_traces_forward_and_the_users_backward():
         grads_against_eager(f_quantize, two, backend="inductor")
         grads_against_eager(f_max, one, backend="inductor")
         grads_against_eager(f_once, one, backend="inductor")
+        grads_against_eager(lambda x: ClampedReLU.apply(x * 3), one, backend="inductor")
     failed = [str(w.message) for w in caught if "failed to compile" in str(w.message)]
     assert not failed, failed
 
@@ -335,16 +336,6 @@ class BranchesOnTensor(BackwardTimesThree):
         if x.sum() > 0:  # (not merged into a torch.where: a traced backend could not run it)
             return x * 2
         return x * -4
-
-
-class InPlaceOnItsOwnTensor(BackwardTimesThree):
-    """Refused although only its own tensor is written (docs/trace.md's limits)."""
-
-    @staticmethod
-    def forward(ctx, x):
-        y = x.clone()
-        y.mul_(2)
-        return y
 
 
 class Doubling(BackwardTimesThree):
@@ -399,8 +390,7 @@ class SetupContextDefaults(torch.autograd.Function):
 
 
 @pytest.mark.parametrize("cls", [Printing, AppendsToGlobal, BranchesOnItem, BranchesOnTensor,
-                                 InPlaceOnItsOwnTensor, LogsInBackward, ReadsOutsideTensor,
-                                 SetupContextDefaults],
+                                 LogsInBackward, ReadsOutsideTensor, SetupContextDefaults],
                          ids=lambda c: c.__name__)
 def test_code_that_cannot_be_captured_breaks_and_keeps_its_backward(cls, capsys):
     def f(x):
@@ -422,3 +412,93 @@ def test_code_that_cannot_be_captured_breaks_and_keeps_its_backward(cls, capsys)
     with pytest.raises(pyinterp.GraphBreakError) as info:
         pyinterp.trace(f, backend="eager", fullgraph=True)(*make(0))
     assert info.value.kind == "native-callback"
+
+
+class RaisesOnOddLength(BackwardTimesThree):
+    @staticmethod
+    def forward(ctx, x):
+        if x.shape[0] % 2:
+            raise ValueError("odd length %d" % x.shape[0])
+        return x * 2
+
+
+class ReadsCtxInternals(BackwardTimesThree):
+    """``ctx.to_save`` exists on the real ctx only: the stand-in lacks it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * (2 if ctx.to_save is not None else 3)
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_an_exception_in_the_forward_is_eagers(fullgraph):
+    def f(x):
+        return RaisesOnOddLength.apply(x.cos())
+
+    traced = pyinterp.trace(f, backend="eager", fullgraph=fullgraph)
+    for n in (3, 3):
+        with pytest.raises(ValueError, match="odd length 3"):
+            traced(fresh(n, requires_grad=True))
+    grads_against_eager(f, lambda i: [fresh(4, seed=i, requires_grad=True)], fullgraph=fullgraph)
+
+
+def test_what_only_the_real_ctx_has_is_a_break():
+    def f(x):
+        return ReadsCtxInternals.apply(x.cos())
+
+    grads_against_eager(f, one)
+    (record,) = pyinterp.explain(f, *one(0)).break_reasons
+    assert record.kind == "native-callback" and "speculative run only" in record.message
+
+
+class ClampedReLU(torch.autograd.Function):
+    """PyTorch's tutorial ReLU: the backward writes its own clone in place."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        out = x.clone()
+        out.clamp_(min=0)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        grad_input = g.clone()
+        grad_input[x < 0] = 0
+        return grad_input * 2
+
+
+class WritesAViewOfItsInput(BackwardTimesThree):
+    @staticmethod
+    def forward(ctx, x):
+        x.detach()[0] = 0  # (its input's storage: refused before it is written)
+        return x * 2
+
+
+def test_in_place_writes_of_its_own_tensors_are_captured():
+    def f(x):
+        return ClampedReLU.apply(x * 3)
+
+    counter = grads_against_eager(f, one)
+    assert count_captures(counter) == 1
+    _no_breaks(f, *one(0))
+
+
+class ScalesAViewOfItsInput(BackwardTimesThree):
+    @staticmethod
+    def forward(ctx, x):
+        x.detach().view(-1)[:2].mul_(5)  # (made by the arm, on its input's storage)
+        return x * 2
+
+
+@pytest.mark.parametrize("cls", [WritesAViewOfItsInput, ScalesAViewOfItsInput],
+                         ids=lambda c: c.__name__)
+def test_in_place_writes_of_an_inputs_storage_break(cls):
+    def f(x):
+        return cls.apply(x * 3)
+
+    grads_against_eager(f, one)
+    (record,) = pyinterp.explain(f, *one(0)).break_reasons
+    assert record.kind == "native-callback" and "speculative arm" in record.message

@@ -54,6 +54,15 @@ class Speculation:
     journals: list = attrs.Factory(list)  # one Journal per arm being run, innermost last
     writable: set = attrs.Factory(set)  # ids of the objects an arm may write (a stand-in ctx)
     plain: int = 0  # arms whose data-dependent branches must not merge (autograd_functions.py)
+    made_here: object = None  # tensor -> True if the innermost plain arm made it (may write it)
+
+    def may_write_tensor(self, written):
+        """True if the arm may write ``written`` (a tensor or a tuple of
+        them) in place: a plain arm's own tensors (autograd_functions.py)."""
+        judge = self.made_here
+        if judge is None or written is None:
+            return False
+        return all(map(judge, written)) if type(written) is tuple else judge(written)
 
     def enter(self):
         self.depth += 1
