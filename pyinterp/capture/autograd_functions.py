@@ -81,7 +81,9 @@ def _unsupported(vm, cls, args, kwargs):
     backward = vm.load_attr(cls, "backward")
     setup_context = vm.load_attr(cls, "setup_context")
     separate = setup_context is not _Function.setup_context
-    if vm.load_attr(cls, "vjp") is not _Function.vjp or vm.load_attr(cls, "boxed_grads_call"):
+    # (boxed_grads_call, read unguarded: it changes how the engine passes
+    # the gradients to a backward whose identity is guarded, not what it is)
+    if vm.load_attr(cls, "vjp") is not _Function.vjp or getattr(cls, "boxed_grads_call", False):
         return "a vjp or boxed backward is not captured"
     if backward is _Function.backward:
         return "it has no backward"
