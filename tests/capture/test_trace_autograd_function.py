@@ -101,6 +101,19 @@ class ScaledMul(torch.autograd.Function):
         return ga, gb
 
 
+class GradReverse(torch.autograd.Function):
+    """Domain adaptation's gradient reversal: its output is a view of its input."""
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.neg() * ctx.alpha, None
+
+
 class CubeSetupContext(torch.autograd.Function):
     """The ``setup_context`` style (forward without ctx)."""
 
@@ -172,6 +185,10 @@ def f_scaled_mul(a, b):
     return ScaledMul.apply(a + 1, b)
 
 
+def f_reverse(x):
+    return GradReverse.apply(x, 0.5) * 2  # (a view of the graph's input)
+
+
 def f_cube(x):
     return CubeSetupContext.apply(x + 1, 3)
 
@@ -186,6 +203,7 @@ def one(i):
 
 @pytest.mark.parametrize("fn, make", [
     (f_quantize, two), (f_swish, one), (f_max, one), (f_once, one), (f_cube, one),
+    (f_reverse, one),
     (f_scaled_mul, lambda i: [fresh(3, seed=i, requires_grad=True),
                               fresh(3, seed=9 + i, requires_grad=True)]),
 ], ids=lambda v: getattr(v, "__name__", ""))
@@ -290,6 +308,7 @@ def test_inductor_traces_forward_and_the_users_backward():
         grads_against_eager(f_quantize, two, backend="inductor")
         grads_against_eager(f_max, one, backend="inductor")
         grads_against_eager(f_once, one, backend="inductor")
+        grads_against_eager(f_reverse, one, backend="inductor")
         grads_against_eager(lambda x: ClampedReLU.apply(x * 3), one, backend="inductor")
     failed = [str(w.message) for w in caught if "failed to compile" in str(w.message)]
     assert not failed, failed
