@@ -41,7 +41,7 @@ def resume_code(code, index, lineno, n_stack, local_names):
     target = Label()
     entry = real[_decoded_position(code, index + 1)]
     entry_line = bc[entry].lineno
-    stack_names = ["__stack%d" % i for i in range(n_stack)]
+    stack_names = _fresh_names(n_stack, set(code.co_varnames) | set(local_names))
     body = list(bc)
     body.insert(entry, target)
     resume_at = next(i for i, x in enumerate(body) if isinstance(x, Instr) and x.name == "RESUME")
@@ -60,6 +60,21 @@ def resume_code(code, index, lineno, n_stack, local_names):
     new.flags = CompilerFlags(int(bc.flags) & ~_VARARGS_FLAGS)
     new.docstring = None
     return assemble(new)
+
+
+def _fresh_names(n, taken):
+    """``__stack0...`` for ``n`` stack items, none of them in ``taken``: a
+    resume function of a resume function has its parent's ``__stack0``
+    among its live locals (one name for two arguments would shift every
+    argument after it)."""
+    names = []
+    for i in range(n):
+        name = "__stack%d" % i
+        while name in taken:
+            name = "_" + name
+        taken.add(name)
+        names.append(name)
+    return names
 
 
 def _decoded_position(code, index):

@@ -14,6 +14,8 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
 import pyinterp  # noqa: E402
 
+from trace_support import assert_same, fresh  # noqa: E402
+
 LOG = []
 
 
@@ -284,3 +286,26 @@ def test_the_broken_callee_is_the_one_the_call_finds(fn):
     for scale in (7.0, -3.0):
         other = Holder(scale)
         torch.testing.assert_close(traced(other, x), fn(other, x))
+
+
+@torch.compiler.disable
+def _native_scale(t):
+    return t * 2
+
+
+def _two_breaks(x, y):
+    a = x + 1
+    b = _native_scale(a)  # a break: resume function 1
+    c = b * y
+    d = _native_scale(c)  # a break in resume function 1: its own resume function
+    return d - a + x * 3
+
+
+def test_a_resume_function_of_a_resume_function_gets_its_arguments_in_order():
+    # The second resume function has its parent's ``__stack0`` among its
+    # live locals: one name for two arguments shifted every argument after
+    # it (a wrong result from the third call on).
+    traced = pyinterp.trace(_two_breaks, backend="eager")
+    for seed in range(5):
+        x, y = fresh(3, seed=seed), fresh(3, seed=seed + 7)
+        assert_same(traced(x, y), _two_breaks(x, y))
