@@ -1,0 +1,73 @@
+"""``benchmarks/real_world.py`` (issue 18) run in-process on its ``--quick``
+cases: no side returns a result that differs from eager (outputs, gradients,
+module state, stdout, warnings) -- pyinterp with and without ``fullgraph``,
+and ``torch.compile``.  Capture counts are not asserted: they change as the
+capture improves; a wrong result must never appear.
+"""
+import os
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "benchmarks"))
+import real_world  # noqa: E402
+
+QUICK = real_world.select_cases(quick=True)
+
+# Known wrong results, each with its reproducer in docs/benchmarks.md
+# ("Real-world idioms"); strict, so a fix makes the test say so.
+KNOWN_WRONG = {
+    "warn_stacklevel": "a warning with stacklevel=2 is attributed to pyinterp's own code on "
+                       "cache hits of the default (breaking) trace",
+}
+
+
+def _param(case):
+    marks = ()
+    if case.name in KNOWN_WRONG:
+        marks = pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[case.name])
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _quiet_dynamo():
+    import logging
+
+    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
+    yield
+    torch._dynamo.reset()
+
+
+def test_quick_covers_every_category():
+    assert {c.category for c in QUICK} == set(real_world.rc.CATEGORIES)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in QUICK])
+def test_no_side_is_wrong(case):
+    row = real_world.bench_case(case)
+    wrong = {side: row.sides[side].differences for side in real_world.SIDES
+             if row.sides[side].wrong}
+    assert not wrong, wrong
+    # An ordinary module must be captured whole by pyinterp and compared.
+    if case.category == "control":
+        assert row.sides["pi_full"].captured, row.sides["pi_full"].error
+
+
+def test_a_difference_is_reported_as_wrong():
+    """The comparison itself flags a changed output, gradient or warning."""
+    case = real_world.rc.get_case("mlp")
+    eager = [real_world.Call(output=torch.ones(2), grads=[torch.ones(3)],
+                             warns=[("w", "UserWarning", "f.py", 3)])]
+    same = [real_world.Call(output=torch.ones(2), grads=[torch.ones(3)],
+                            warns=[("w", "UserWarning", "f.py", 3)])]
+    assert real_world.compare_calls(case, eager, same) == []
+    for changed in (
+            real_world.Call(output=torch.ones(2) * 2, grads=[torch.ones(3)],
+                            warns=eager[0].warns),
+            real_world.Call(output=torch.ones(2), grads=[torch.zeros(3)], warns=eager[0].warns),
+            real_world.Call(output=torch.ones(2), grads=[None], warns=eager[0].warns),
+            real_world.Call(output=torch.ones(2), grads=[torch.ones(3)], warns=[])):
+        assert real_world.compare_calls(case, eager, [changed]), changed
