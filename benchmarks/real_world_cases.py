@@ -15,7 +15,9 @@ by us in the style of real GitHub code, grouped by the idiom they exercise.
 
 The categories are those of issue 18, in this order: ``autograd_function``,
 ``legacy_tensors``, ``dynamic_shapes``, ``idioms``, ``graphmend`` and
-``control`` (ordinary modules).  ``quick=True`` marks the cases of
+``control`` (ordinary modules), then ``more_idioms``: other things real
+training code does (hooks, checkpointing, lazy state, parametrizations,
+distributions, packed sequences, in-place changes of an input...).  ``quick=True`` marks the cases of
 ``--quick``.
 """
 import dataclasses
@@ -32,7 +34,7 @@ from torch.autograd import Variable
 from torch.autograd.function import once_differentiable
 
 CATEGORIES = ["autograd_function", "legacy_tensors", "dynamic_shapes", "idioms",
-              "graphmend", "control"]
+              "graphmend", "control", "more_idioms"]
 DIM = 8
 
 
@@ -1210,3 +1212,208 @@ class TinyUNet(nn.Module):
         h = F.relu(self.down(x))
         h = self.up(h)
         return self.out(torch.cat([h, x], dim=1))
+
+
+# ---------------------------------------------------------------------------
+# 7. More idioms of real code beyond the issue's list (hooks, checkpointing,
+#    lazy state, parametrizations, distributions, packed sequences...)
+# ---------------------------------------------------------------------------
+
+def padded_batch(gen, seed):
+    lengths = torch.tensor([5, 3]) if seed % 2 == 0 else torch.tensor([4, 5])
+    return torch.randn(2, 5, DIM, generator=gen), lengths
+
+
+@case("more_idioms", "grad_hook", "h.register_hook(clamp) on an activation in forward", rows,
+      quick=True)
+class ClippedActivationGrad(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(DIM, DIM)
+        self.fc2 = nn.Linear(DIM, 2)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        if h.requires_grad:
+            h.register_hook(lambda g: g.clamp(-0.01, 0.01))
+        return self.fc2(h)
+
+
+@case("more_idioms", "forward_hooks", "forward hook and pre-hook registered on submodules",
+      rows)
+class HookedNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(DIM, DIM)
+        self.fc2 = nn.Linear(DIM, DIM)
+        self.fc1.register_forward_hook(lambda module, args, out: out * 0.5)
+        self.fc2.register_forward_pre_hook(lambda module, args: (args[0].relu(),))
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+
+
+@case("more_idioms", "checkpoint", "torch.utils.checkpoint on a block (use_reentrant=False)",
+      rows)
+class CheckpointedBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block1 = nn.Sequential(nn.Linear(DIM, DIM), nn.GELU())
+        self.block2 = nn.Sequential(nn.Linear(DIM, DIM), nn.GELU())
+
+    def forward(self, x):
+        x = torch.utils.checkpoint.checkpoint(self.block1, x, use_reentrant=False)
+        return self.block2(x)
+
+
+@case("more_idioms", "gradient_penalty", "WGAN-GP: torch.autograd.grad(create_graph=True)",
+      rows)
+class GradientPenaltyCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(DIM, DIM), nn.Tanh(), nn.Linear(DIM, 1))
+
+    def forward(self, x):
+        x = x.detach().requires_grad_(True)
+        score = self.critic(x)
+        (grad,) = torch.autograd.grad(score.sum(), x, create_graph=True)
+        penalty = ((grad.norm(dim=1) - 1) ** 2).mean()
+        return score.mean() + 10 * penalty
+
+
+@case("more_idioms", "lazy_buffer", "buffer registered on the first forward (lazy init)", rows)
+class LazyStandardize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        if not hasattr(self, "center"):
+            self.register_buffer("center", x.detach().mean(0))
+        return self.fc(x - self.center)
+
+
+@case("more_idioms", "lazy_linear", "nn.LazyLinear (shape inferred on the first call)", rows)
+class LazyHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.LazyLinear(3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@case("more_idioms", "spectral_norm", "spectral_norm parametrization (power iteration, train)",
+      rows)
+class SpectralCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.utils.parametrizations.spectral_norm(nn.Linear(DIM, DIM))
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@case("more_idioms", "vae_rsample", "VAE: Normal(mu, sigma).rsample() and a KL term", rows)
+class TinyVAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(DIM, 4)
+        self.dec = nn.Linear(2, DIM)
+
+    def forward(self, x):
+        mu, log_sigma = self.enc(x).chunk(2, dim=-1)
+        posterior = torch.distributions.Normal(mu, log_sigma.exp())
+        z = posterior.rsample()
+        prior = torch.distributions.Normal(torch.zeros_like(mu), torch.ones_like(mu))
+        kl = torch.distributions.kl_divergence(posterior, prior).sum(-1).mean()
+        return self.dec(z), kl
+
+
+@case("more_idioms", "dropout_train", "dropout in training mode (torch RNG)", rows)
+class DropoutMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(DIM, 16)
+        self.drop = nn.Dropout(0.5)
+        self.fc2 = nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+
+@case("more_idioms", "packed_lstm", "pack_padded_sequence(lengths) through an LSTM",
+      padded_batch)
+class PackedLSTM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(DIM, 6, batch_first=True)
+
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        out, (h, c) = self.lstm(packed)
+        padded, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+        return h[-1], padded.sum(1)
+
+
+_MASKS = {}
+
+
+def causal_mask(size):
+    """A cached upper-triangular mask, one per size (module-level dict)."""
+    if size not in _MASKS:
+        _MASKS[size] = torch.triu(torch.ones(size, size, dtype=torch.bool), diagonal=1)
+    return _MASKS[size]
+
+
+@case("more_idioms", "cached_mask", "causal mask from a module-level cache dict", sequences)
+class CausalScores(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        q = self.q(x)
+        scores = q @ x.transpose(1, 2)
+        scores = scores.masked_fill(causal_mask(x.size(1)), float("-inf"))
+        return scores.softmax(-1) @ x
+
+
+@case("more_idioms", "input_inplace", "x.clamp_() on the caller's input (inference)", rows,
+      train=False)
+class ClampInputInPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        x.clamp_(-0.5, 0.5)
+        return self.fc(x)
+
+
+@case("more_idioms", "toggle_flag", "a bool attribute flipped on every call", rows)
+class AlternatingPath(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+        self.use_skip = False
+
+    def forward(self, x):
+        self.use_skip = not self.use_skip
+        h = self.fc(x)
+        return h + x if self.use_skip else h
+
+
+@case("more_idioms", "set_grad_enabled", "torch.set_grad_enabled(False) around a frozen encoder",
+      rows)
+class FrozenEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(DIM, DIM)
+        self.head = nn.Linear(DIM, 2)
+
+    def forward(self, x):
+        with torch.set_grad_enabled(False):
+            feats = self.encoder(x)
+        return self.head(feats)
