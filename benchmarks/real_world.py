@@ -121,9 +121,12 @@ def run_calls(case, model, fn):
     """Call ``fn`` on the inputs of seeds 0..CALLS-1; one :class:`Call` per call.
 
     Exceptions propagate (the side is then not captured)."""
+    rc.reset_globals()
     breaks.seed_everything()
     calls = []
     for seed in range(CALLS):
+        if seed and case.between is not None:
+            case.between(model)
         args = case.inputs(seed)
         with breaks.observing() as seen:
             output = fn(*args)
@@ -231,6 +234,7 @@ def bench_case(case, verbose=False):
         row.sides[side] = run_side(case, base, wraps[side], eager, verbose)
     H.dynamo_reset()
     try:
+        rc.reset_globals()
         breaks.seed_everything()
         with breaks.observing():
             explained = pyinterp.explain(copy.deepcopy(base), *case.inputs(0))

@@ -6,9 +6,14 @@ by us in the style of real GitHub code, grouped by the idiom they exercise.
 * ``case.build()`` returns a fresh ``nn.Module`` with weights seeded by
   ``torch.manual_seed(0)`` (every build is identical), in training mode;
 * ``case.inputs(seed)`` returns the positional arguments of one call, fresh
-  values per seed from a seeded ``torch.Generator`` (shapes never depend on
-  the seed; values do, and some cases pick them so that data-dependent
-  branches go both ways on seeds 0 and 1);
+  values per seed from a seeded ``torch.Generator`` (values depend on the
+  seed, and some cases pick them so that data-dependent branches go both
+  ways on seeds 0 and 1; the ``*_varying`` factories also change the batch
+  size, sequence length or dtype, so a cache hit must check them);
+* :func:`reset_globals` puts the module-level state some cases change (a
+  global step counter, a mask cache) back to its start;
+* ``case.between(model)``, if given, runs on the module before the second
+  call (``model.eval()``: a hit must notice the mode change);
 * ``case.train``: the module trains; the benchmark then backpropagates the
   sum of its floating outputs and compares the gradients of the parameters
   and of the floating inputs (``requires_grad`` is set on those).
@@ -24,7 +29,7 @@ import dataclasses
 import math
 import random
 import warnings
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 import torch
@@ -47,6 +52,7 @@ class RealCase:
     make_inputs: Callable[[torch.Generator, int], Tuple]
     train: bool = True
     quick: bool = False
+    between: Optional[Callable[[nn.Module], None]] = None
     rtol: float = 1e-4
     atol: float = 1e-5
 
@@ -104,6 +110,25 @@ def images(gen, seed):
 
 def gray_images(gen, seed):
     return (torch.randn(2, 1, 8, 8, generator=gen),)
+
+
+def images_varying(gen, seed):
+    """Batch 2, then 3."""
+    return (torch.randn(2 + seed, 3, 8, 8, generator=gen),)
+
+
+def sequences_varying(gen, seed):
+    """Batch 2 and length 5, then batch 3 and length 4."""
+    return (torch.randn(2 + seed, 5 - seed, DIM, generator=gen),)
+
+
+def rows_varying_dtype(gen, seed):
+    """float32, then float64."""
+    return (torch.randn(4, DIM, generator=gen, dtype=torch.float64 if seed else torch.float32),)
+
+
+def to_eval(model):
+    model.eval()
 
 
 def sequences(gen, seed):
@@ -547,7 +572,8 @@ class TypeOfOther(nn.Module):
         return h * mask + x
 
 
-@case("legacy_tensors", "type_as", "padding mask .type_as(x) for a masked mean", sequences)
+@case("legacy_tensors", "type_as", "padding mask .type_as(x) for a masked mean",
+      sequences_varying)
 class MaskedMeanTypeAs(nn.Module):
     def __init__(self):
         super().__init__()
@@ -587,7 +613,7 @@ class PickFeatures(nn.Module):
 
 
 @case("legacy_tensors", "tensor_new", "x.new(size).fill_(...) and x.new_zeros for a state",
-      sequences)
+      sequences_varying)
 class NewStateRNN(nn.Module):
     def __init__(self):
         super().__init__()
@@ -808,7 +834,8 @@ class NonNegativeCheck(nn.Module):
         return self.fc(x)
 
 
-@case("idioms", "result_type", "torch.result_type to pick the output dtype", rows)
+@case("idioms", "result_type", "torch.result_type to pick the output dtype (float32, float64)",
+      rows_varying_dtype)
 class ResultTypeCast(nn.Module):
     def __init__(self):
         super().__init__()
@@ -816,7 +843,7 @@ class ResultTypeCast(nn.Module):
 
     def forward(self, x):
         dtype = torch.result_type(x, 2.0)
-        return self.fc(x).to(dtype) * 2.0
+        return self.fc(x.float()).to(dtype) * 2.0
 
 
 def _check_batch(x):
@@ -849,7 +876,8 @@ class PrintsStats(nn.Module):
         return h.relu()
 
 
-@case("idioms", "np_prod", "int(np.prod(x.shape[1:])) to flatten", images)
+@case("idioms", "np_prod", "int(np.prod(x.shape[1:])) to flatten; / np.prod(x.shape)",
+      images_varying)
 class NumpyFlatten(nn.Module):
     def __init__(self):
         super().__init__()
@@ -857,7 +885,7 @@ class NumpyFlatten(nn.Module):
 
     def forward(self, x):
         n = int(np.prod(x.shape[1:]))
-        return self.fc(x.view(-1, n))
+        return self.fc(x.view(-1, n)) / np.prod(x.shape)
 
 
 @case("idioms", "random_crop", "random.randint crop offset", images)
@@ -1083,6 +1111,8 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+@case("control", "cnn_bn_eval", "the same CNN, model.eval() before the second call", images,
+      between=to_eval)
 @case("control", "cnn_bn", "conv + BatchNorm (training mode) + pooling", images, quick=True)
 class SmallCNN(nn.Module):
     def __init__(self):
@@ -1330,6 +1360,8 @@ class TinyVAE(nn.Module):
         return self.dec(z), kl
 
 
+@case("more_idioms", "dropout_then_eval", "dropout, model.eval() before the second call",
+      rows, between=to_eval)
 @case("more_idioms", "dropout_train", "dropout in training mode (torch RNG)", rows)
 class DropoutMLP(nn.Module):
     def __init__(self):
@@ -1417,3 +1449,85 @@ class FrozenEncoder(nn.Module):
         with torch.set_grad_enabled(False):
             feats = self.encoder(x)
         return self.head(feats)
+
+
+GLOBAL_STEP = 0
+
+
+def reset_globals():
+    """Module-level state back to its start (before each side runs a case)."""
+    global GLOBAL_STEP
+    GLOBAL_STEP = 0
+    _MASKS.clear()
+
+
+@case("more_idioms", "global_step", "global step counter; print every other step", rows)
+class LogsEveryOtherStep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        global GLOBAL_STEP
+        GLOBAL_STEP += 1
+        h = self.fc(x)
+        if GLOBAL_STEP % 2 == 1:
+            print("step", GLOBAL_STEP, "loss", h.pow(2).mean())
+        return h
+
+
+@case("more_idioms", "sequence_lengths", "GRUCell over a varying batch and length",
+      sequences_varying)
+class VaryingGRU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(DIM, DIM)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), DIM)
+        for t in range(x.size(1)):
+            h = self.cell(x[:, t], h)
+        return h / x.size(1)
+
+
+@case("more_idioms", "break_then_warn", "a break (.item() in Python), then warnings.warn", rows)
+class WarnAfterItem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        spread = h.std().item()
+        warnings.warn("spread %.2f" % round(spread, 1))
+        return h / max(spread, 1e-3)
+
+
+@case("more_idioms", "break_then_state", "a NumPy break, then counters and a buffer update",
+      rows)
+class StatsAfterNumpy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+        self.register_buffer("seen", torch.zeros(()))
+        self.calls = 0
+
+    def forward(self, x):
+        h = self.fc(x)
+        q = float(np.quantile(h.detach().numpy(), 0.9))
+        self.calls += 1
+        self.seen += (h > q).sum()
+        return h * self.calls + self.seen
+
+
+@case("more_idioms", "break_then_random", "a printed tensor, then random.random() scaling",
+      rows)
+class RandomAfterPrint(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        print(f"max {h.max().item():.3f}")
+        return h * (0.5 + random.random())
