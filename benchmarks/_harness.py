@@ -90,6 +90,14 @@ def warm_up_compilers(backend, device="cpu"):
     dynamo_reset()
 
 
+def find_named(items, name, what="case"):
+    """The item of ``items`` whose ``.name`` is ``name``; KeyError listing the names."""
+    for item in items:
+        if item.name == name:
+            return item
+    raise KeyError("no %s %r (have: %s)" % (what, name, ", ".join(i.name for i in items)))
+
+
 # ---------------------------------------------------------------------------
 # Timing
 # ---------------------------------------------------------------------------

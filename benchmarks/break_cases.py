@@ -32,6 +32,7 @@ from typing import Callable, Dict, Optional
 import torch
 import torch.nn as nn
 
+import _harness as H
 import models as zoo
 
 LOG = logging.getLogger("breakbench")
@@ -109,10 +110,7 @@ def case(name, description, make_example, **options):
 
 
 def get_case(name):
-    for c in CASES:
-        if c.name == name:
-            return c
-    raise KeyError("no case %r (have: %s)" % (name, ", ".join(c.name for c in CASES)))
+    return H.find_named(CASES, name)
 
 
 # ---------------------------------------------------------------------------

@@ -32,6 +32,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import _harness as H
+
 BATCH = 2
 SEQ = 16
 VOCAB = 1000
@@ -99,10 +101,7 @@ def register(name, description, make_example, heavy=False, requires=None):
 
 
 def get_model(name):
-    for spec in MODELS:
-        if spec.name == name:
-            return spec
-    raise KeyError("no model %r (have: %s)" % (name, ", ".join(m.name for m in MODELS)))
+    return H.find_named(MODELS, name, "model")
 
 
 # ---------------------------------------------------------------------------

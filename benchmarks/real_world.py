@@ -27,7 +27,9 @@ dtypes, ``requires_grad``), gradients, the module's state after the calls
 (parameters and buffers: ``x.data = ...``, BatchNorm statistics), the input
 tensors after the call (in-place changes), printed stdout and the warnings
 raised from the case file (message, category, file, line).  Any difference
-is **WRONG** and printed loudly.  pyinterp's default mode must never raise
+is **WRONG** and printed loudly.  A side that leaves a torch function mode
+on torch's stack (after which every torch call in the process goes through
+it) is listed loudly too, and the mode popped.  pyinterp's default mode must never raise
 where eager does not: such a case is listed apart (a bug, not a break).
 
 Usage::
@@ -88,6 +90,7 @@ class SideResult:
     failure: str = ""  # break kind or exception type when not captured
     error: object = None  # the exception, for the notes
     differences: list = dataclasses.field(default_factory=list)
+    leaked: list = dataclasses.field(default_factory=list)  # modes left on torch's stack
 
     @property
     def wrong(self):
@@ -196,6 +199,17 @@ def failure_label(exc):
     return "break: %s" % kind if kind else type(exc).__name__
 
 
+def pop_leaked_modes():
+    """Torch function modes a side left on torch's stack, popped (so later
+    cases run clean); the names of their types, innermost last."""
+    from torch.overrides import _get_current_function_mode_stack
+
+    leaked = [type(m).__name__ for m in _get_current_function_mode_stack()]
+    for _ in leaked:
+        torch._C._pop_torch_function_stack()
+    return leaked
+
+
 def run_side(case, base, wrap, eager, verbose):
     """Run ``wrap(model)`` on a fresh copy of ``base``; compare with ``eager``."""
     result = SideResult()
@@ -207,6 +221,8 @@ def run_side(case, base, wrap, eager, verbose):
         if verbose:
             traceback.print_exc(file=sys.stderr)
         return result
+    finally:
+        result.leaked = pop_leaked_modes()
     result.captured = True
     result.differences = compare_calls(case, eager, calls)
     return result
@@ -310,6 +326,10 @@ def target_misses(rows):
     wrong = [(r.case.name, side) for r in rows for side in SIDES if r.sides[side].wrong]
     if wrong:
         misses.append("wrong results: %s" % ", ".join("%s (%s)" % w for w in wrong))
+    leaks = [(r.case.name, side) for r in rows for side in SIDES if r.sides[side].leaked]
+    if leaks:
+        misses.append("torch function modes left behind: %s"
+                      % ", ".join("%s (%s)" % w for w in leaks))
     return misses
 
 
@@ -330,6 +350,15 @@ def report(rows):
         print()
     else:
         print("- no wrong result on any side")
+        print()
+    leaks = [(r, side) for r in rows for side in SIDES if r.sides[side].leaked]
+    if leaks:
+        print("## !!! A side left a torch function mode on the stack (every later torch "
+              "call in the process goes through it; popped here) !!!")
+        print()
+        for r, side in leaks:
+            print("- %s, %s: %s" % (r.case.name, SIDE_LABELS[side],
+                                    ", ".join(r.sides[side].leaked)))
         print()
     raised = [r for r in rows if not r.sides["pi_default"].captured]
     if raised:

@@ -31,6 +31,7 @@ import random
 import warnings
 from typing import Callable, Optional, Tuple
 
+import _harness as H
 import numpy as np
 import torch
 import torch.nn as nn
@@ -84,10 +85,7 @@ def case(category, name, description, make_inputs, **options):
 
 
 def get_case(name):
-    for c in CASES:
-        if c.name == name:
-            return c
-    raise KeyError("no case %r (have: %s)" % (name, ", ".join(c.name for c in CASES)))
+    return H.find_named(CASES, name)
 
 
 # ---------------------------------------------------------------------------
@@ -1254,8 +1252,7 @@ def padded_batch(gen, seed):
     return torch.randn(2, 5, DIM, generator=gen), lengths
 
 
-@case("more_idioms", "grad_hook", "h.register_hook(clamp) on an activation in forward", rows,
-      quick=True)
+@case("more_idioms", "grad_hook", "h.register_hook(clamp) on an activation in forward", rows)
 class ClippedActivationGrad(nn.Module):
     def __init__(self):
         super().__init__()
@@ -1270,7 +1267,7 @@ class ClippedActivationGrad(nn.Module):
 
 
 @case("more_idioms", "forward_hooks", "forward hook and pre-hook registered on submodules",
-      rows)
+      rows, quick=True)
 class HookedNet(nn.Module):
     def __init__(self):
         super().__init__()

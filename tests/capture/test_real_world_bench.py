@@ -1,7 +1,8 @@
 """``benchmarks/real_world.py`` (issue 18) run in-process on its ``--quick``
 cases: no side returns a result that differs from eager (outputs, gradients,
-module state, stdout, warnings) -- pyinterp with and without ``fullgraph``,
-and ``torch.compile``.  Capture counts are not asserted: they change as the
+module state, inputs, stdout, warnings) or leaves a torch function mode on
+torch's stack -- pyinterp with and without ``fullgraph``, and
+``torch.compile``.  Capture counts are not asserted: they change as the
 capture improves; a wrong result must never appear.
 """
 import os
@@ -51,6 +52,9 @@ def test_no_side_is_wrong(case):
     wrong = {side: row.sides[side].differences for side in real_world.SIDES
              if row.sides[side].wrong}
     assert not wrong, wrong
+    leaked = {side: row.sides[side].leaked for side in real_world.SIDES
+              if row.sides[side].leaked}
+    assert not leaked, "torch function modes left on the stack: %s" % leaked
     # An ordinary module must be captured whole by pyinterp and compared.
     if case.category == "control":
         assert row.sides["pi_full"].captured, row.sides["pi_full"].error
