@@ -8,12 +8,12 @@ by us in the style of real GitHub code, grouped by the idiom they exercise.
 * ``case.inputs(seed)`` returns the positional arguments of one call, fresh
   values per seed from a seeded ``torch.Generator`` (values depend on the
   seed, and some cases pick them so that data-dependent branches go both
-  ways on seeds 0 and 1; the ``*_varying`` factories also change the batch
+  ways on seeds 0, 1 and 2; the ``*_varying`` factories also change the batch
   size, sequence length or dtype, so a cache hit must check them);
 * :func:`reset_globals` puts the module-level state some cases change (a
   global step counter, a mask cache) back to its start;
-* ``case.between(model)``, if given, runs on the module before the second
-  call (``model.eval()``: a hit must notice the mode change);
+* ``case.between(model)``, if given, runs on the module before every call
+  but the first (``model.eval()``: a hit must notice the mode change);
 * ``case.train``: the module trains; the benchmark then backpropagates the
   sum of its floating outputs and compares the gradients of the parameters
   and of the floating inputs (``requires_grad`` is set on those).
@@ -97,7 +97,7 @@ def rows(gen, seed):
 
 
 def signed_rows(gen, seed):
-    """Rows with a positive mean on seed 0, a negative one on seed 1."""
+    """Rows with a positive mean on even seeds, a negative one on odd seeds."""
     x = torch.randn(4, DIM, generator=gen).abs() + 0.1
     return (x if seed % 2 == 0 else -x,)
 
@@ -111,17 +111,17 @@ def gray_images(gen, seed):
 
 
 def images_varying(gen, seed):
-    """Batch 2, then 3."""
+    """Batch 2, 3, 4 on seeds 0, 1, 2."""
     return (torch.randn(2 + seed, 3, 8, 8, generator=gen),)
 
 
 def sequences_varying(gen, seed):
-    """Batch 2 and length 5, then batch 3 and length 4."""
+    """Batch 2 + seed, length 5 - seed."""
     return (torch.randn(2 + seed, 5 - seed, DIM, generator=gen),)
 
 
 def rows_varying_dtype(gen, seed):
-    """float32, then float64."""
+    """float32 on seed 0, float64 after."""
     return (torch.randn(4, DIM, generator=gen, dtype=torch.float64 if seed else torch.float32),)
 
 
@@ -1109,7 +1109,7 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-@case("control", "cnn_bn_eval", "the same CNN, model.eval() before the second call", images,
+@case("control", "cnn_bn_eval", "the same CNN, model.eval() before the later calls", images,
       between=to_eval)
 @case("control", "cnn_bn", "conv + BatchNorm (training mode) + pooling", images, quick=True)
 class SmallCNN(nn.Module):
@@ -1294,7 +1294,7 @@ class CheckpointedBlocks(nn.Module):
 
 
 @case("more_idioms", "gradient_penalty", "WGAN-GP: torch.autograd.grad(create_graph=True)",
-      rows)
+      rows, quick=True)
 class GradientPenaltyCritic(nn.Module):
     def __init__(self):
         super().__init__()
@@ -1357,7 +1357,7 @@ class TinyVAE(nn.Module):
         return self.dec(z), kl
 
 
-@case("more_idioms", "dropout_then_eval", "dropout, model.eval() before the second call",
+@case("more_idioms", "dropout_then_eval", "dropout, model.eval() before the later calls",
       rows, between=to_eval)
 @case("more_idioms", "dropout_train", "dropout in training mode (torch RNG)", rows)
 class DropoutMLP(nn.Module):
