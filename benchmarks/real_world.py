@@ -5,8 +5,8 @@ real GitHub code (``benchmarks/real_world_cases.py``).
 
 Per case, in one process, each side on its own ``copy.deepcopy`` of one
 seeded build, with ``random``, ``numpy`` and ``torch`` re-seeded the same way
-before each side, and three calls (a capture, then cache hits) on fresh
-inputs (seeds 0, 1 and 2):
+before each side, and five calls (a capture, then cache hits) on fresh
+inputs (seeds 0 to 4):
 
 1. **eager**: the reference.  A training case backpropagates the sum of the
    floating outputs after each call; the gradients of the parameters and of
@@ -62,7 +62,7 @@ import breaks  # noqa: E402  (observing(), seed_everything())
 import models as zoo  # noqa: E402
 import real_world_cases as rc  # noqa: E402
 
-CALLS = 3  # a capture, then hits (the third call found a wrong result the second did not)
+CALLS = 5  # a capture, then hits (the third and fifth calls found bugs the second did not)
 SIDES = ("pi_full", "tc_full", "pi_default")
 SIDE_LABELS = {"pi_full": "pyinterp fullgraph", "tc_full": "torch.compile fullgraph",
                "pi_default": "pyinterp default"}
