@@ -22,17 +22,7 @@ QUICK = real_world.select_cases(quick=True)
 # Known failures, each with its reproducer in docs/benchmarks.md
 # ("Real-world idioms"): name -> (the Python versions it shows on, why).
 # Strict, so a fix makes the test say so.
-KNOWN_FAILURES = {
-    "warn_stacklevel": (lambda v: True,
-                        "a warning with stacklevel=2 is attributed to pyinterp's own code on "
-                        "cache hits of the default (breaking) trace"),
-    "gradient_penalty": (lambda v: v < (3, 13),
-                         "the third call of the default trace of a torch.autograd.grad "
-                         "penalty returns a different value (3.11 and 3.12; 3.13 is right)"),
-    "random_crop": (lambda v: True,
-                    "from the fifth call on, the default trace of a forward with two "
-                    "random.randint calls raises AttributeError ('int' has no 'conv')"),
-}
+KNOWN_FAILURES = {}  # (none now: the three found at first are fixed)
 
 
 def _param(case):
