@@ -171,7 +171,12 @@ class RefGraph:
             # fixed by its owner's (guarded) type; calls on it are classified.
             self.register(value, source)
             return
-        if torch is not None and issubclass(type(value), torch.Tensor):
+        if torch is not None and issubclass(type(value), torch.Tensor) \
+                and torch.nn.parameter.is_lazy(value):
+            # A lazy module's parameter before its first call: no shape yet.
+            # Its class changes when it is initialized, which fails this guard.
+            self.add_guard(G.TypeIs(source, tp=tp, site=site))
+        elif torch is not None and issubclass(type(value), torch.Tensor):
             self.add_guard(G.TensorMatch(
                 source, tp=tp, dtype=value.dtype, device=value.device,
                 shape=tuple(value.shape), stride=tuple(value.stride()),

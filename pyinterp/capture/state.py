@@ -26,6 +26,7 @@ import attrs
 import torch
 
 from . import callbacks, legacy_tensors, numpy_calls, tensor_setters
+from ..interp.model import lookup
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -66,8 +67,50 @@ _INPLACE_DUNDERS = frozenset("__i%s__" % op for op in (
 _break_logger = logging.getLogger("pyinterp.breaks")  # (switched in capture/logs.py)
 
 
+@contextlib.contextmanager
+def recording(capture):
+    """:class:`RecordingMode` on for a traced run, and torch's function-mode
+    stack as it was afterwards (:func:`restore_mode_stack`)."""
+    before = mode_stack()
+    mode = RecordingMode(capture)
+    torch.overrides._push_mode(mode)
+    try:
+        yield mode
+    finally:
+        stack = mode_stack()
+        if len(stack) == len(before) + 1 and stack[-1] is mode:
+            torch.overrides._pop_mode()
+        else:
+            restore_mode_stack(before)
+
+
+def mode_stack():
+    """torch's function-mode stack, bottom first."""
+    return torch.overrides._get_current_function_mode_stack()
+
+
+def restore_mode_stack(modes):
+    """Put torch's function-mode stack back to ``modes``.  A graph-break
+    signal (under ``fullgraph``) leaves the interpreted program without
+    running its ``finally`` blocks and ``with`` exits, so torch's own code
+    interrupted there (its ``_pop_mode_temporarily``) may leave the stack
+    short of the recording mode, and push it back later, when that
+    suspended generator is collected: call this after collecting the
+    aborted run's frames too."""
+    overrides = torch.overrides
+    while overrides._len_torch_function_stack():
+        overrides._pop_mode()
+    for mode in modes:
+        overrides._push_mode(mode)
+
+
+@lookup.host_type
 class RecordingMode(torch.overrides.TorchFunctionMode):
-    """Routes every torch call made during a traced run to the capture."""
+    """Routes every torch call made during a traced run to the capture.
+
+    A host type: torch's Python code that the capture interprets (its
+    ``handle_torch_function``) calls the mode natively, never pyinterp's
+    own code interpreted."""
 
     def __init__(self, capture):
         super().__init__()

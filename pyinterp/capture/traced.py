@@ -13,6 +13,7 @@ them in) and reads ``recording``, ``breaks``, ``top`` and ``interp`` after
 the run.
 """
 import functools
+import gc
 import time
 import types
 import warnings
@@ -112,7 +113,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
 
-    from .state import Capture, RecordingMode
+    from .state import Capture, mode_stack, recording, restore_mode_stack
     from .interpreter import CaptureInterpreter, InterpState
     from .variants import TopFrame
     from ..codegen import backends
@@ -143,8 +144,9 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     error = None
     observer = vm.looked_up  # (one bound method: removed by identity)
     lookup.observe(observer)  # what the run looks up on types
+    modes = mode_stack()
     try:
-        with RecordingMode(cap):
+        with recording(cap):
             result = api.run(target, args, kwargs, vm=vm)
     except GraphBreakSignal as signal:
         # (with the user's frames, down to where the break happened)
@@ -154,6 +156,9 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     finally:
         lookup.observe(observer, on=False)
     if error is not None:
+        vm = cap = None  # (the aborted run's frames: their suspended generators
+        gc.collect()     # finish now, and torch's may push a mode back)
+        restore_mode_stack(modes)
         raise error from None
     cap.finish()
     out = TraceResult()

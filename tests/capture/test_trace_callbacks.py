@@ -411,3 +411,45 @@ def test_forward_hooks_and_parametrization_of_a_module():
         return m
 
     train_against_eager(make)
+
+
+def test_fullgraph_break_inside_torch_python_leaves_torch_as_it_was():
+    # Tensor.register_hook is torch's Python; the break is raised inside its
+    # handle_torch_function's ``with _pop_mode_temporarily()``, whose exit a
+    # graph-break signal skips: the mode stack must still be put back.
+    from torch.overrides import _get_current_function_mode_stack
+
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x):
+        h = lin(x).relu()
+        h.register_hook(lambda g: g.clamp(-0.01, 0.01))
+        return h.sum()
+
+    before = _get_current_function_mode_stack()
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        pyinterp.trace(f, backend="eager", fullgraph=True)(torch.randn(2, 4, requires_grad=True))
+    assert info.value.kind == "native-callback"
+    assert _get_current_function_mode_stack() == before
+    assert str(torch.sin(torch.zeros(1))) == "tensor([0.])"  # plain torch works after it
+
+
+def test_lazy_module_captures_after_its_first_call():
+    # An uninitialized lazy parameter has no shape to guard: its class is
+    # guarded (it changes when the parameter is made), so the first call's
+    # entry never serves an initialized module.
+    import copy
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LazyLinear(3), torch.nn.ReLU(), torch.nn.LazyLinear(2))
+    reference = copy.deepcopy(model)
+    traced = pyinterp.trace(model, backend="eager")
+    for seed in range(4):
+        x = torch.randn(4, 8, generator=torch.Generator().manual_seed(seed))
+        torch.manual_seed(100 + seed)
+        expected = reference(x)
+        torch.manual_seed(100 + seed)
+        assert torch.equal(traced(x), expected)
+    kinds = sorted(e.kind for e in traced.cache_entries())
+    assert kinds == ["graph", "native"], kinds
+    assert sum(e.hits for e in traced.cache_entries() if e.kind == "graph") == 2
