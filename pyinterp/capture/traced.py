@@ -122,7 +122,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     from ..refgraph import guards as G
     from ..refgraph.fxgraph import Unrepresentable
     from ..refgraph.sources import Arg, Kwarg, Root
-    from ..refgraph.state import torch_state
+    from ..refgraph.state import restore_torch_state, torch_state
 
     splits = not explain and not fullgraph
     if splits and callees is None:
@@ -131,7 +131,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
                   fullgraph=fullgraph, explain=explain,
                   splitter=_splitter(backend, callees) if splits else None)
     rg = cap.recording.refgraph
-    rg.add_guard(G.StateIs(torch_state, value=torch_state()))
+    state_before = torch_state()
+    rg.add_guard(G.StateIs(torch_state, value=state_before))
     for obj, name in roots:
         rg.register(obj, Root(obj, name))
         if isinstance(obj, types.FunctionType):
@@ -156,9 +157,13 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     finally:
         lookup.observe(observer, on=False)
     if error is not None:
+        # The signal skipped the program's finally blocks and with exits:
+        # put torch's global state back (a ``with torch.no_grad():`` left
+        # midway would leave grad mode off for the program's next calls).
         vm = cap = None  # (the aborted run's frames: their suspended generators
         gc.collect()     # finish now, and torch's may push a mode back)
         restore_mode_stack(modes)
+        restore_torch_state(state_before)
         raise error from None
     cap.finish()
     out = TraceResult()

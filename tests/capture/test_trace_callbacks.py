@@ -453,3 +453,13 @@ def test_lazy_module_captures_after_its_first_call():
     kinds = sorted(e.kind for e in traced.cache_entries())
     assert kinds == ["graph", "native"], kinds
     assert sum(e.hits for e in traced.cache_entries() if e.kind == "graph") == 2
+
+
+def test_fullgraph_break_inside_a_no_grad_block_leaves_grad_mode_on():
+    # LazyLinear's first call materializes its parameters under
+    # ``torch.no_grad()``; the break there skips that block's exit, so the
+    # capture puts the grad mode back itself.
+    with pytest.raises(pyinterp.GraphBreakError):
+        pyinterp.trace(torch.nn.LazyLinear(3), backend="eager", fullgraph=True)(
+            torch.randn(2, 4))
+    assert torch.is_grad_enabled()
