@@ -48,6 +48,7 @@ from . import (autograd_functions, callbacks, consumers, legacy_tensors, numpy_c
                tensor_setters)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
+from .state import RecordingMode
 from .variants import captured_instructions
 from ..interp.model.dunders import bind, needs_interpreter
 from ..interp.model.lookup import MISSING, is_data_descriptor, lookup, python_getter
@@ -536,6 +537,8 @@ class CaptureInterpreter(Interpreter):
         functions (logging, ``is_compiling``) run, torch functions are
         recorded (or break: RNG and global-state setters); other functions
         run interpreted."""
+        if func is _RECORDING_TORCH_FUNCTION:  # (called by torch's interpreted Python)
+            return func(*args, **kwargs) if kwargs else func(*args)
         cap = self.capture
         if self.top is cap.top.frame is not None and hybrid.wraps(func):
             cap.top.count_callee()
@@ -914,6 +917,7 @@ call none of the subclass's Python methods back (``OrderedDict.update``,
 
 
 _OBJECT_SETATTR = object.__setattr__
+_RECORDING_TORCH_FUNCTION = RecordingMode.__dict__["__torch_function__"]
 
 
 def _plain_object_setattr(fn, owner, args, kwargs):

@@ -26,7 +26,6 @@ import attrs
 import torch
 
 from . import callbacks, legacy_tensors, numpy_calls, tensor_setters
-from ..interp.model import lookup
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -104,13 +103,13 @@ def restore_mode_stack(modes):
         overrides._push_mode(mode)
 
 
-@lookup.host_type
 class RecordingMode(torch.overrides.TorchFunctionMode):
     """Routes every torch call made during a traced run to the capture.
 
-    A host type: torch's Python code that the capture interprets (its
-    ``handle_torch_function``) calls the mode natively, never pyinterp's
-    own code interpreted."""
+    Torch's Python code that the capture interprets (its
+    ``handle_torch_function``) calls the mode's ``__torch_function__``
+    natively (``CaptureInterpreter.call_function``): pyinterp's own code is
+    never interpreted."""
 
     def __init__(self, capture):
         super().__init__()

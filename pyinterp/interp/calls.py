@@ -129,8 +129,6 @@ def call(vm, fn, args, kwargs=None):
     if tp is FunctionType:
         return call_function(vm, fn, args, kwargs)
     if tp is MethodType:
-        if type(fn.__self__) in HOST_TYPES:  # pyinterp's own object: its method runs natively
-            return fn(*args, **kwargs) if kwargs else fn(*args)
         return call(vm, fn.__func__, (fn.__self__,) + tuple(args), kwargs)
     entry = INTERCEPTIONS.get(id(fn))
     if entry is not None and entry[0] is fn:
