@@ -59,11 +59,6 @@ class Inductor:
         return "<inductor backend %r>" % (self._wrapper.config,)
 
 
-def inductor(gm, example_inputs):
-    """TorchInductor with its default config."""
-    return Inductor()(gm, example_inputs)
-
-
 def _shape_env_for_loops(gm):
     """A tracing context whose fake mode has a shape environment, for a
     graph with a ``while_loop`` node (Inductor's lowering of it asks for
@@ -119,15 +114,15 @@ def resolve(backend="inductor", mode=None, options=None, dynamic=None):
                            "specified at the same time.")
     if backend is None:
         backend = "inductor"
-    if backend == "inductor" or backend is inductor:
+    if backend == "inductor":
         return Inductor(mode, options, dynamic)
+    if backend == "eager" or backend is eager:
+        return eager  # (torch's "eager" is the same; it ignores mode and options)
     kwargs = {}
     if mode and mode != "default":
         kwargs["mode"] = mode
     if options:
         kwargs["options"] = dict(options)
-    if backend == "eager" or backend is eager:
-        return eager  # (torch's "eager" is the same; it ignores mode and options)
     if isinstance(backend, str):
         from torch._dynamo.backends.registry import lookup_backend
 

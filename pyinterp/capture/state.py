@@ -69,12 +69,13 @@ _break_logger = logging.getLogger("pyinterp.breaks")  # (switched in capture/log
 @contextlib.contextmanager
 def recording(capture):
     """:class:`RecordingMode` on for a traced run, and torch's function-mode
-    stack as it was afterwards (:func:`restore_mode_stack`)."""
+    stack as it was afterwards (:func:`restore_mode_stack`); gives the
+    stack as it was before."""
     before = mode_stack()
     mode = RecordingMode(capture)
     torch.overrides._push_mode(mode)
     try:
-        yield mode
+        yield before
     finally:
         stack = mode_stack()
         if len(stack) == len(before) + 1 and stack[-1] is mode:

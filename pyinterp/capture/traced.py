@@ -113,7 +113,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
 
-    from .state import Capture, mode_stack, recording, restore_mode_stack
+    from .state import Capture, recording, restore_mode_stack
     from .interpreter import CaptureInterpreter, InterpState
     from .variants import TopFrame
     from ..codegen import backends
@@ -145,9 +145,9 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     error = None
     observer = vm.looked_up  # (one bound method: removed by identity)
     lookup.observe(observer)  # what the run looks up on types
-    modes = mode_stack()
+    modes = None
     try:
-        with recording(cap):
+        with recording(cap) as modes:  # (torch's mode stack before the run)
             result = api.run(target, args, kwargs, vm=vm)
     except GraphBreakSignal as signal:
         # (with the user's frames, down to where the break happened)
@@ -505,29 +505,27 @@ def parameter_names(fn):
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-_reduce_overhead_warned = False
+_warned = set()  # the once-per-process warnings already given
+
+
+def _warn_once(key, message):
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=5)
 
 
 def _warn_reduce_overhead_on_cpu():
-    global _reduce_overhead_warned
     import torch
 
-    if not torch.cuda.is_available() and not _reduce_overhead_warned:
-        _reduce_overhead_warned = True
-        warnings.warn("pyinterp.trace(mode='reduce-overhead') has no effect on CPU (CUDA graphs "
-                      "need a GPU); tracing as with mode=None", UserWarning, stacklevel=4)
-
-
-_dynamic_warned = False
+    if not torch.cuda.is_available():
+        _warn_once("reduce-overhead", "pyinterp.trace(mode='reduce-overhead') has no effect on "
+                   "CPU (CUDA graphs need a GPU); tracing as with mode=None")
 
 
 def _warn_dynamic_unsupported():
-    global _dynamic_warned
-    if not _dynamic_warned:
-        _dynamic_warned = True
-        warnings.warn("pyinterp.trace(dynamic=True): symbolic shapes are not supported yet; "
-                      "each input shape is captured and compiled on its own (as with "
-                      "dynamic=False). Results are the same.", UserWarning, stacklevel=4)
+    _warn_once("dynamic", "pyinterp.trace(dynamic=True): symbolic shapes are not supported "
+               "yet; each input shape is captured and compiled on its own (as with "
+               "dynamic=False). Results are the same.")
 
 
 _all_traced = weakref.WeakSet()
