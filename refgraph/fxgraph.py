@@ -10,6 +10,8 @@ constants of the graph: they are Python values that the guards keep fixed.
 """
 import operator
 
+from .symbolic import SymbolicInt
+
 
 _FX_LEAF_TYPES = (int, float, bool, str, complex, type(None), slice, type(Ellipsis), range)
 
@@ -91,8 +93,12 @@ class GraphRecorder:
         if isinstance(value, torch.Tensor):
             return self.node_for(value)
         tp = type(value)
+        if tp is SymbolicInt:
+            return value.node  # a symbolic size (dynamic shapes)
         if tp is torch.fx.Node:
             return value  # a tracked scalar's node, put in by the capture
+        if tp is torch.Size and any(type(v) is SymbolicInt for v in value):
+            return tuple(self.map_arg(v) for v in value)
         if tp is tuple or tp is list:
             return tp(self.map_arg(v) for v in value)
         if tp is dict:

@@ -203,6 +203,54 @@ class TensorMatch(Guard):
                 Compare("==", seen, expected)]
 
 
+@attrs.define
+class TensorKind(Guard):
+    """A tensor with symbolic dimensions (dynamic shapes): what
+    :class:`TensorMatch` checks except its sizes and strides, which
+    :class:`ShapeRelations` checks instead (the static ones exactly, the
+    symbolic ones by the relations the capture found)."""
+
+    tp: type = None
+    dtype: object = None
+    device: object = None
+    rank: int = 0
+    requires_grad: bool = False
+
+    def checks(self, resolve):
+        v = resolve(self.source)
+        seen = Build("tuple", (GetAttr(v, "dtype"), GetAttr(v, "device"), GetAttr(v, "ndim"),
+                               GetAttr(v, "requires_grad")))
+        expected = Build("tuple", (Obj(self.dtype, "torch.%s" % str(self.dtype)[6:]),
+                                   Obj(self.device, "device(%r)" % str(self.device)),
+                                   const(self.rank), const(self.requires_grad)))
+        return [Compare("is", Call(_type, (v,)), Obj(self.tp, _name(self.tp))),
+                Compare("==", seen, expected)]
+
+
+@attrs.define
+class ShapeRelations(Guard):
+    """The sizes and strides of tensors with symbolic dimensions: one
+    function ``check`` of the tensors (at ``tensors``, in order), true when
+    every relation of ``lines`` holds.  The lines are readable Python over
+    the tensors' paths (``x.shape[0] >= 2``); the function is the same
+    checks, compiled once (see :mod:`pyinterp.capture.values.shape_guards`).
+    ``source`` is the first tensor's path."""
+
+    tensors: tuple = ()
+    check: object = None
+    lines: tuple = ()
+
+    def sources(self):
+        return tuple(self.tensors)
+
+    def checks(self, resolve):
+        hint = "shape_relations_%x" % (id(self.check) & 0xffffff)
+        return [Call(Obj(self.check, hint), tuple(resolve(s) for s in self.tensors))]
+
+    def _key_extra(self):
+        return (id(self.check),)
+
+
 def _c_method(via, name):
     """``via.name`` (``list.__len__``...) as an expression."""
     return Obj(getattr(via, name), "%s.%s" % (via.__name__, name))

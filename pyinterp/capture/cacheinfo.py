@@ -2,7 +2,7 @@
 
 Built on request from a :class:`.cache.Entry` (nothing here runs on a call).
 """
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 
 class CacheEntryInfo:
@@ -20,11 +20,17 @@ class CacheEntryInfo:
     * ``failures``: ``{check: calls}``, the check that failed first on a
       call this entry did not serve, in a few words (``x: float32[4, 16]
       on cpu``) (a call that another entry then served
-      counts too).
+      counts too);
+    * ``dynamic_lines``: dynamic shapes, one line each: the symbolic
+      dimensions and why (``symbolic: x dims [0, 1] (dynamic=True)``),
+      each specialization and why, the relations guarded (``relation: 2
+      <= x.shape[0]``), or why the entry guards exact shapes; empty for
+      a capture with exact shapes only.
     """
 
     def __init__(self, guard_source: str, guards: List[str], kind: str, graph_count: int,
-                 break_reasons: List[str], hits: int, failures: Dict[str, int]):
+                 break_reasons: List[str], hits: int, failures: Dict[str, int],
+                 dynamic_lines: Optional[List[str]] = None):
         self.guard_source = guard_source
         self.guards = guards
         self.kind = kind
@@ -32,6 +38,7 @@ class CacheEntryInfo:
         self.break_reasons = break_reasons
         self.hits = hits
         self.failures = failures
+        self.dynamic_lines = dynamic_lines or []
 
     def __repr__(self) -> str:
         return "<cache entry: %s, %d graph(s), %d guards, %d hits, %d failures>" % (
@@ -39,10 +46,11 @@ class CacheEntryInfo:
             sum(self.failures.values()))
 
 
-def entry_info(entry, describe, brief) -> CacheEntryInfo:
+def entry_info(entry, describe, brief, name) -> CacheEntryInfo:
     """``entry``'s record; ``describe(trace, index)`` renders a check in
     full, ``brief(trace, index)`` in a few words (``index``: a guard's, or
-    one of the cache's negative codes for a failure)."""
+    one of the cache's negative codes for a failure); ``name(text,
+    param_names)`` spells ``args[0]`` by its parameter's name."""
     trace = entry.trace
     failures: Dict[str, int] = {}
     for index, n in entry.failures.items():
@@ -55,7 +63,9 @@ def entry_info(entry, describe, brief) -> CacheEntryInfo:
         graph_count=trace.graph_count,
         break_reasons=[_reason(record) for record in trace.breaks],
         hits=entry.hits,
-        failures=failures)
+        failures=failures,
+        dynamic_lines=[name(line, trace.param_names) for line in trace.dynamic.lines()]
+        if trace.dynamic is not None else [])
 
 
 def _reason(record) -> str:

@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import equal_branch, scalars, tracked_ints
+from .values import equal_branch, scalars, sizes, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -177,10 +177,12 @@ class Recording:
     keep)."""
 
     __slots__ = ("refgraph", "recorder", "scalars", "ints", "autocast_nodes", "segment_graphs",
-                 "produced", "where")
+                 "produced", "where", "sizes")
 
-    def __init__(self, where=None):
+    def __init__(self, where=None, sizes=None):
         self.where = where  # where(node): the user's stack of a new node
+        # Symbolic sizes (dynamic shapes: values/sizes.py), or None: all exact.
+        self.sizes = sizes
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
@@ -258,8 +260,10 @@ class Capture:
 
     __slots__ = ("recording", "breaks", "speculation", "top", "interp")
 
-    def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None):
-        self.recording = Recording(_NodeSites(interp).note)
+    def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None,
+                 dim_policy=None):
+        self.recording = Recording(_NodeSites(interp).note,
+                                   sizes.SizeTracker(dim_policy) if dim_policy else None)
         self.breaks = BreakState(fullgraph, explain, splitter)
         self.interp = interp
         self.speculation = Speculation()
@@ -284,6 +288,8 @@ class Capture:
             raise Speculating(message)
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
+        if self.recording.sizes is not None:
+            self.recording.sizes.give_up("a graph break (%s)" % record.message)
         if not self.breaks.explain and _break_logger.isEnabledFor(logging.INFO):
             _break_logger.info("graph break at %s\n    %s [%s]\n    hint: %s", site_text(site),
                                record.message, record.kind, record.hint)
@@ -314,6 +320,11 @@ class Capture:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
+        if self.recording.sizes is not None and (prop == "shape" or name in _SIZE_READS) \
+                and not self.interp.opaque:
+            value = sizes.read(self, func, name, prop, args)
+            if value is not None:  # x.shape with symbolic sizes
+                return value
         graph_args, graph_kwargs = args, kwargs
         if func is torch.tensor and args and not self.interp.opaque:
             # torch.tensor(np.tile([1, 2], 2)): the array's values as a constant
@@ -512,6 +523,9 @@ def _written(name, args, kwargs):
 
 def _autocast_args(ctx):
     return (ctx.device, ctx.fast_dtype, ctx._enabled, ctx._cache_enabled)
+
+
+_SIZE_READS = frozenset({"size", "__len__", "numel", "stride"})
 
 
 def _property_name(func):

@@ -56,6 +56,7 @@ class TraceResult:
         self.mock = None
         self.mock_listing = None
         self.graphs = []
+        self.dynamic = None  # DynamicSummary (dynamic_shapes.py) or None
         self.ops_per_graph = []
         self.breaks = []
         self.graph_count = 0
@@ -80,7 +81,7 @@ class TraceResult:
 
 
 def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
-            explain=False, callees=None):
+            explain=False, callees=None, dim_policy=None):
     """Run ``target(*args, **kwargs)`` with capture on.
 
     Returns a :class:`TraceResult` whose ``result`` is the real result.
@@ -95,7 +96,8 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     start = time.perf_counter()
     with collector.paused(), sourcelines.recording() as lines:
         try:
-            out = _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees)
+            out = _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees,
+                           dim_policy)
         except BaseException:
             sourcelines.forget(lines)
             raise
@@ -108,7 +110,7 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     return out
 
 
-def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
+def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, dim_policy):
     # The capture machinery loads on the first capture, not on ``import
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
@@ -116,6 +118,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     from .state import Capture, recording, restore_mode_stack
     from .interpreter import CaptureInterpreter, InterpState
     from .variants import TopFrame
+    from . import dynamic_shapes
     from ..codegen import backends
     from ..codegen.guardgen import build_guard
     from ..codegen.mockgen import MockBuilder, Walker, graph_outputs
@@ -129,7 +132,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
         callees = Callees(wrapper_maker({}))
     cap = Capture(InterpState(), TopFrame(_top_code(target) if splits else None),
                   fullgraph=fullgraph, explain=explain,
-                  splitter=_splitter(backend, callees) if splits else None)
+                  splitter=_splitter(backend, callees) if splits else None,
+                  dim_policy=dim_policy)
     rg = cap.recording.refgraph
     state_before = torch_state()
     rg.add_guard(G.StateIs(torch_state, value=state_before))
@@ -195,8 +199,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
     rg.alias_guards()
     guards = rg.all_guards()
     out.guards = guards
-    _build_guard(out, build_guard, guards, len(args), tuple(kwargs))
     if cap.breaks.records and not explain:
+        _build_guard(out, build_guard, guards, len(args), tuple(kwargs))
         if cap.breaks.split is not None:  # a partial graph, then a resume function
             out.mock, out.mock_listing, gm = cap.breaks.split
             out.graphs = [gm] if gm is not None else []
@@ -210,14 +214,20 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees):
         out.ops_per_graph.append(rec.op_count)
     out.graph_count = len(out.graphs)
     builder = MockBuilder(walker, outputs)
+    sizes = dynamic_shapes.ready(cap.recording.sizes, gm, rec)  # None: exact shapes
     if gm is not None:
         example = [t for _, t, _ in rec.inputs]
         start = time.perf_counter()
-        compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
-                                           gm, example)
+        compiled = logreport.compile_graph(dynamic_shapes.compiler(backends.compile_graph, sizes),
+                                           backend or backends.eager, gm, example)
         out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input)
+    out.dynamic = dynamic_shapes.summary(cap.recording.sizes)
+    if sizes is not None:
+        out.guards = dynamic_shapes.guards(sizes, out.guards, fullgraph, out.dynamic,
+                                           out.param_names)
+    _build_guard(out, build_guard, out.guards, len(args), tuple(kwargs))
     try:
         builder.preload(rg.effects, [result])
         for eff in rg.effects:
@@ -311,10 +321,11 @@ class Traced:
         # The traced wrappers of callees that partial graphs call (partial/callees.py).
         self._callees = Callees(wrapper_maker(self._options))
         self._warned_limit = False
+        self._dynamic = dynamic
+        # Automatic dynamic: source path -> the dimensions seen changing.
+        self._learned = {}
         if mode == "reduce-overhead":
             _warn_reduce_overhead_on_cpu()
-        if dynamic:
-            _warn_dynamic_unsupported()
         if hasattr(fn, "__name__"):
             functools.update_wrapper(self, fn, updated=())
         _all_traced.add(self)
@@ -326,11 +337,15 @@ class Traced:
         its checks one per line, hits, failures counted by check)."""
         from .cacheinfo import entry_info
 
-        return [entry_info(entry, _describe_guard, brief_failure) for entry in self._entries]
+        from .guardfail import name_parameters
+
+        return [entry_info(entry, _describe_guard, brief_failure, name_parameters)
+                for entry in self._entries]
 
     def reset(self):
         """Drop every cache entry: the next call captures afresh."""
         self._entries.clear()
+        self._learned = {}
         self._warned_limit = False
 
     # -- calling ---------------------------------------------------------------
@@ -384,7 +399,7 @@ class Traced:
         report = logreport.begin(fn, seen, args, kwargs)  # None: logs and run log off
         try:
             trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._fullgraph,
-                            callees=self._callees)
+                            callees=self._callees, dim_policy=self._dim_policy(args, kwargs, seen))
             run = None
             if trace.mock is None and trace.top_callees:
                 from .partial import hybrid
@@ -402,6 +417,26 @@ class Traced:
             if report is not None:
                 logreport.end(report, entry, len(self._entries))
         return trace.take_result()
+
+    def _dim_policy(self, args, kwargs, seen):
+        """Which dimensions the capture of this miss keeps symbolic
+        (:func:`.values.shape_guards.policy`), or None for exact shapes:
+        with ``dynamic=None``, the dimensions earlier entries saw change
+        when sizes alone failed their guards (automatic dynamic)."""
+        if self._dynamic is False:
+            return None
+        from .values import shape_guards
+
+        if self._dynamic is None:
+            for entry in seen:
+                if entry.trace is None or entry.retired:
+                    continue
+                changed = shape_guards.sizes_only_miss(entry.trace.guards, args, kwargs)
+                for path, dims in (changed or {}).items():
+                    self._learned.setdefault(path, set()).update(dims)
+        if self._dynamic or self._learned or shape_guards.marked(args, kwargs):
+            return shape_guards.policy(self._dynamic, self._learned)
+        return None
 
     def _after_graph_failure(self, entry, args, kwargs):
         """The compiled graph raised on a hit (an index out of range): the
@@ -520,12 +555,6 @@ def _warn_reduce_overhead_on_cpu():
     if not torch.cuda.is_available():
         _warn_once("reduce-overhead", "pyinterp.trace(mode='reduce-overhead') has no effect on "
                    "CPU (CUDA graphs need a GPU); tracing as with mode=None")
-
-
-def _warn_dynamic_unsupported():
-    _warn_once("dynamic", "pyinterp.trace(dynamic=True): symbolic shapes are not supported "
-               "yet; each input shape is captured and compiled on its own (as with "
-               "dynamic=False). Results are the same.")
 
 
 _all_traced = weakref.WeakSet()

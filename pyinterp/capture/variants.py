@@ -24,7 +24,7 @@ import attrs
 import torch
 
 from . import consumers, rules
-from .values import scalars, tracked_ints
+from .values import scalars, sizes, tracked_ints
 from .graphmend import speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
@@ -255,6 +255,9 @@ def _run_variant(variant, base, vm, frame, ins):
         if cap.breaks.active and cap.breaks.splitter is not None and not cap.speculation.depth \
                 and ins.opname in SPLIT_POINTS:
             top.pre = PreState(cap, frame, ins)
+    if cap.recording.sizes is not None and cap.breaks.active and cap.recording.sizes.active \
+            and sizes.step(vm, frame, ins):
+        return None  # (it computed on symbolic sizes)
     if cap.recording.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)

@@ -156,7 +156,7 @@ def test_traced_function_shows_its_recompiles():
     def f(x, n):
         return x * n
 
-    traced = pyinterp.trace(f, backend="eager")
+    traced = pyinterp.trace(f, backend="eager", dynamic=False)  # (exact shapes: a recompile each)
     for size, n in [(2, 2), (3, 2), (2, 3)]:
         x = fresh(size)
         torch.testing.assert_close(traced(x, n), f(x, n))

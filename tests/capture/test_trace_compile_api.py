@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 import pyinterp  # noqa: E402
 from torch import nn  # noqa: E402
 
-from trace_support import assert_same, fresh, raises_same  # noqa: E402
+from trace_support import CountingBackend, assert_same, fresh, raises_same  # noqa: E402
 
 _names = itertools.count()
 
@@ -88,26 +88,20 @@ def test_disable_returns_the_function_untouched():
     assert pyinterp.trace(model, disable=True, backend="eager") is model
 
 
-def test_dynamic_true_warns_once_and_gives_eagers_results():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        traced = pyinterp.trace(_f, backend="eager", dynamic=True)
-        pyinterp.trace(_f, backend="eager", dynamic=True)
-        for n in (2, 3, 5):
-            assert_same(traced(fresh(n)), _f(fresh(n)))
-    from pyinterp.capture import traced as traced_module
-
-    relevant = [w for w in caught if "dynamic=True" in str(w.message)]
-    assert len(relevant) <= 1  # once per process (an earlier test may have seen it)
-    assert "dynamic" in traced_module._warned
-
-
-@pytest.mark.parametrize("dynamic", [None, False])
-def test_dynamic_none_and_false_specialize_on_shapes(dynamic):
-    traced = pyinterp.trace(_f, backend="eager", dynamic=dynamic)
-    for n in (2, 3, 2):
+def test_dynamic_true_serves_every_size_with_one_graph():
+    backend = CountingBackend()
+    traced = pyinterp.trace(_f, backend=backend, dynamic=True)
+    for n in (2, 3, 5):
         assert_same(traced(fresh(n)), _f(fresh(n)))
-    assert len(traced.cache_entries()) == 2
+    assert backend.count == 1 and len(traced.cache_entries()) == 1
+
+
+@pytest.mark.parametrize("dynamic,entries", [(None, 2), (False, 3)])
+def test_dynamic_none_recompiles_once_false_every_shape(dynamic, entries):
+    traced = pyinterp.trace(_f, backend="eager", dynamic=dynamic)
+    for n in (2, 3, 4, 3):
+        assert_same(traced(fresh(n)), _f(fresh(n)))
+    assert len(traced.cache_entries()) == entries  # None: exact, then symbolic
 
 
 # --------------------------------------------------------------------------
@@ -214,7 +208,7 @@ def test_reset_clears_every_traced_callables_cache():
 
 
 def test_cache_entries_list_guards_hits_and_failures():
-    traced = pyinterp.trace(_f, backend="eager")
+    traced = pyinterp.trace(_f, backend="eager", dynamic=False)
     small, large = fresh(3), fresh(4)
     traced(small)
     traced(small)

@@ -97,7 +97,7 @@ def test_racing_first_calls_make_one_entry():
 
     deadline = time.monotonic() + 60
     counter = Waiting()
-    traced = pyinterp.trace(f, backend=counter)
+    traced = pyinterp.trace(f, backend=counter, dynamic=False)  # (an entry per shape)
     results = [None] * 4
 
     def work(i):
@@ -117,7 +117,7 @@ def test_concurrent_hits_on_several_entries_keep_the_cache_intact():
     def f(x):
         return x + 1
 
-    traced, counter = traced_counting(f)
+    traced, counter = traced_counting(f, dynamic=False)  # (an entry per shape)
     shapes = [(n,) for n in range(1, 7)]
     for shape in shapes:
         traced(torch.zeros(shape))

@@ -1,0 +1,495 @@
+"""Symbolic sizes during a capture (dynamic shapes, issue 15).
+
+A capture with dynamic dimensions (``trace(dynamic=None)`` after a miss on
+sizes alone, ``dynamic=True``, ``mark_dynamic``) still runs the program on
+the call's real tensors, but the sizes it reads stay symbols in the graph:
+
+* :class:`SizeTracker` keeps torch's symbolic-shape machinery for the
+  capture: a ``ShapeEnv`` and a ``FakeTensorMode``.  Each graph input is
+  made a fake tensor whose dynamic dimensions are symbols (the real sizes
+  are their hints), and every recorded op is replayed on fake tensors when
+  a size is next read (:meth:`SizeTracker.fake_of`), so every tensor of the
+  graph has a symbolic shape: ``x.view(b * n, d)`` has shape
+  ``(s0*s1, d)``.  The ops' own requirements (broadcasting, ``view``'s
+  element count, ``matmul``'s inner sizes) become guards of the shape
+  environment there, as under Dynamo.
+* A size read (``x.shape``, ``x.size()``, ``x.size(1)``, ``len(x)``,
+  ``x.numel()``) of a symbolic dimension gives a
+  :class:`~pyinterp.refgraph.symbolic.SymbolicInt`: the real int, with its
+  ``SymInt`` and a ``sym_size`` node.  Python ``+ - * // %`` and unary
+  ``-`` on them give new ones, recorded as ``operator`` nodes
+  (:func:`step`); where one reaches a recorded op, the recorder uses its
+  node.
+* A comparison or truth test of one (``if n > 1:``, ``assert
+  x.shape[-1] == d``) is decided by the ``SymInt``, which adds that
+  relation to the shape environment's guards: never a break.
+* Any other use (a native call such as ``range(n)``, formatting, a store
+  into outside state, the traced function's return value...) specializes
+  it: the shape environment guards the value (``s0 == 4``), and the reason
+  is kept for ``explain``.
+
+A graph break, or an op the fake replay cannot run, gives the sizes up
+(:meth:`SizeTracker.give_up`): the entry then keeps exact-shape guards
+(``TensorMatch``), which is always sound, since every size the run
+computed is a function of the guarded shapes.
+
+Records (:class:`~..state.Capture`): owns ``recording.sizes`` (None in a
+static capture); reads ``recording.recorder``, ``breaks``, ``top``.
+"""
+import operator
+import types
+
+import torch
+
+from .. import rules
+from ...interp.model.dunders import needs_interpreter
+from ...interp.model.lookup import lookup
+from ...opcodes import info
+from ...opcodes.callshape import peek_call
+from ...opcodes.signals import NULL
+from ...refgraph.symbolic import SymbolicInt, carries, each, plain
+from ..torchfiles import is_torch_function
+
+Tensor = torch.Tensor
+
+ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+              "//": operator.floordiv, "%": operator.mod,
+              "+=": operator.add, "-=": operator.sub, "*=": operator.mul,
+              "//=": operator.floordiv, "%=": operator.mod}
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+               "==": operator.eq, "!=": operator.ne}
+
+# Instructions that only move a value (from the rules of tracked floats:
+# a move is a move), and those that read only their top n values.
+_MOVES = rules.keys("float_flow", "float_move") | info.for_running({
+    info.ALL: ("BUILD_SLICE", "UNPACK_SEQUENCE", "UNPACK_EX", "BUILD_MAP", "BUILD_SET",
+               "BUILD_CONST_KEY_MAP", "LIST_EXTEND", "DICT_UPDATE",
+               "DICT_MERGE", "MAP_ADD", "SET_ADD", "IS_OP", "LOAD_ATTR", "GET_ITER",
+               "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH",
+               "BEFORE_WITH", "MAKE_FUNCTION"),
+    info.V311: ("LOAD_METHOD", "LIST_TO_TUPLE"),
+    info.SINCE_312: ("CALL_INTRINSIC_1", "LOAD_SUPER_ATTR"),
+})
+_TOP_FRAME_EXITS = info.RETURNS | info.for_running({info.ALL: ("YIELD_VALUE",)})
+_STORED_AT = {"STORE_ATTR": -2, "STORE_SUBSCR": -3, "STORE_GLOBAL": -1, "STORE_DEREF": -1,
+              "STORE_NAME": -1}
+_TRUTH = info.TRUTH_TESTS | info.KEEPS_ON_JUMP | info.for_running({info.ALL: ("UNARY_NOT",),
+                                              info.SINCE_313: ("TO_BOOL",)})
+
+_COUNTED = info.stack_names()
+
+# Native callables that only move or count the items of what they get.
+_NATIVE_MOVES = (len, isinstance, type, tuple, list, torch.Size, id)
+
+
+class SizeTracker:
+    """The symbolic shapes of one capture: shape environment, fake mode,
+    the fake value of every graph node replayed so far, and what was
+    specialized and why."""
+
+    def __init__(self, policy):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        self.policy = policy  # (source, tensor) -> a DimChoice (shape_guards.py)
+        self.shape_env = ShapeEnv()
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
+        self.fakes = {}  # FX node -> its fake value
+        self.inputs = []  # (source, placeholder, fake tensor, DimChoice), graph order
+        self.specialized = []  # (what, why, site) for explain
+        self.given_up = None  # why the capture fell back to exact shapes
+        self._sizes = {}  # (node, dim or kind) -> (SymInt, its node)
+
+    @property
+    def active(self):
+        return self.given_up is None
+
+    def give_up(self, why):
+        """Stop keeping sizes symbolic: the entry guards exact shapes."""
+        if self.given_up is None:
+            self.given_up = why
+
+    # -- fake replay ------------------------------------------------------------
+    def fake_of(self, node, recorder):
+        """The fake value of ``node`` (a node of ``recorder``'s graph),
+        replaying the ops recorded since the last call; None after
+        :meth:`give_up`."""
+        fake = self.fakes.get(node)
+        if fake is not None or not self.active:
+            return fake
+        for n in recorder.graph.nodes:
+            if n in self.fakes or n.op == "output":
+                continue
+            try:
+                self.fakes[n] = self._replay(n, recorder)
+            except Exception as e:  # noqa: BLE001 - an op fake tensors cannot run
+                self.give_up("the op %s could not run on symbolic shapes (%s: %s)"
+                             % (_target_name(n), type(e).__name__, str(e).split("\n")[0][:200]))
+                return None
+            if n is node:
+                break
+        return self.fakes.get(node)
+
+    def _replay(self, node, recorder):
+        if node.op == "placeholder":
+            return self._fake_input(node, recorder)
+        if node.op not in ("call_function", "call_method"):
+            raise NotImplementedError("a %s node" % node.op)
+        fakes = self.fakes
+
+        def fake(a):
+            return fakes[a]
+
+        args = torch.fx.node.map_arg(node.args, fake)
+        kwargs = torch.fx.node.map_arg(node.kwargs, fake)
+        with torch._C.DisableTorchFunction(), self.fake_mode:
+            if node.op == "call_method":
+                return getattr(args[0], node.target)(*args[1:], **kwargs)
+            return node.target(*args, **kwargs)
+
+    def _fake_input(self, node, recorder):
+        from torch._dynamo.source import LocalSource
+        from torch.fx.experimental.symbolic_shapes import StatelessSymbolicContext
+
+        tensor = node.meta["example_value"]
+        source = next(s for s, _, n in recorder.inputs if n is node)
+        choice = self.policy(source, tensor)
+        name = "a%d" % len(self.inputs)
+        if choice is None or not choice.dynamic:
+            fake = self.fake_mode.from_tensor(tensor, static_shapes=True,
+                                              source=LocalSource(name))
+        else:
+            context = StatelessSymbolicContext(dynamic_sizes=choice.dim_dynamic(),
+                                               constraint_sizes=choice.constraints())
+            fake = self.fake_mode.from_tensor(tensor, symbolic_context=context,
+                                              source=LocalSource(name))
+        self.inputs.append((source, node, fake, choice))
+        return fake
+
+    # -- reading sizes ---------------------------------------------------------------
+    def size(self, recorder, tensor, dim):
+        """``tensor.size(dim)``: a SymbolicInt if that size is symbolic."""
+        real = tensor.shape[dim]
+        fake = self._fake_tensor(recorder, tensor)
+        if fake is None:
+            return real
+        dim = dim + fake.dim() if dim < 0 else dim
+        return self._symbolic(recorder, real, fake.shape[dim], (tensor, dim),
+                              torch.ops.aten.sym_size.int, dim)
+
+    def shape(self, recorder, tensor):
+        """``tensor.shape``: a ``torch.Size`` holding SymbolicInts for the
+        symbolic sizes."""
+        fake = self._fake_tensor(recorder, tensor)
+        real = tensor.shape
+        if fake is None or not any(type(s) is torch.SymInt for s in fake.shape):
+            return real
+        return torch.Size([self._symbolic(recorder, r, f, (tensor, d), torch.ops.aten.sym_size.int,
+                                          d) for d, (r, f) in enumerate(zip(real, fake.shape))])
+
+    def numel(self, recorder, tensor):
+        fake = self._fake_tensor(recorder, tensor)
+        real = tensor.numel()
+        if fake is None:
+            return real
+        return self._symbolic(recorder, real, fake.numel(), (tensor, "numel"),
+                              torch.ops.aten.sym_numel.default)
+
+    def strides(self, recorder, tensor):
+        """``tensor.stride()``: plain ints; symbolic strides are specialized
+        (a program reading them computes with exact layouts)."""
+        fake = self._fake_tensor(recorder, tensor)
+        if fake is not None:
+            for s in fake.stride():
+                self._guard_value(s)
+            if any(type(s) is torch.SymInt for s in fake.stride()):
+                self.specialized.append(("a stride", "Tensor.stride() was read", None))
+        return tensor.stride()
+
+    def _fake_tensor(self, recorder, tensor):
+        if not self.active or type(tensor) not in (Tensor, torch.nn.Parameter):
+            return None
+        from ...refgraph.fxgraph import Unrepresentable
+
+        try:
+            node = recorder.node_for(tensor)
+        except Unrepresentable:
+            return None
+        fake = self.fake_of(node, recorder)
+        if not isinstance(fake, Tensor):
+            return None
+        if fake.dim() != tensor.dim() or _hints(fake.shape) != list(tensor.shape):
+            self.give_up("a symbolic shape %s disagreed with the real one %s"
+                         % (tuple(fake.shape), tuple(tensor.shape)))
+            return None
+        return fake
+
+    def _symbolic(self, recorder, real, sym, key, target, *extra):
+        if type(sym) is not torch.SymInt or sym.node.maybe_as_int() is not None:
+            return real
+        known = self._sizes.get(key)
+        if known is None:
+            tensor = key[0]
+            node = recorder.graph.call_function(target, (recorder.node_for(tensor),) + extra)
+            known = self._sizes[key] = (sym, node)
+            recorder.pinned.append(tensor)  # (its id keys the memo)
+        return SymbolicInt(real, known[0], known[1])
+
+    # -- arithmetic and decisions ----------------------------------------------------
+    def arithmetic(self, recorder, op, lhs, rhs):
+        """``op(lhs, rhs)`` of ints, at least one a SymbolicInt."""
+        value = op(int(lhs), int(rhs))
+        sym = op(_sym(lhs), _sym(rhs))
+        if type(sym) is not torch.SymInt or sym.node.maybe_as_int() is not None:
+            return value
+        node = recorder.graph.call_function(op, (_node(lhs), _node(rhs)))
+        return SymbolicInt(value, sym, node)
+
+    def negate(self, recorder, operand):
+        sym = -operand.sym
+        return SymbolicInt(-int(operand), sym, recorder.graph.call_function(
+            operator.neg, (operand.node,)))
+
+    def decide(self, value):
+        """The truth of a SymBool or SymInt (a relation guarded from now on)."""
+        return bool(value)
+
+    def specialize(self, value, why, site):
+        """Guard the exact values of the SymbolicInts in ``value``; the
+        same value with plain ints."""
+        found = list(each(value))
+        if found:
+            self.specialized.append((_describe(value), why, site))
+        for s in found:
+            self._guard_value(s.sym)
+        return plain(value)
+
+    @staticmethod
+    def _guard_value(sym):
+        if type(sym) is torch.SymInt:
+            from torch.fx.experimental.symbolic_shapes import guard_int
+
+            guard_int(sym)
+
+
+def _hints(shape):
+    from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
+
+    return [guarding_hint_or_throw(s) for s in shape]
+
+
+def _sym(value):
+    return value.sym if type(value) is SymbolicInt else int(value)
+
+
+def _node(value):
+    return value.node if type(value) is SymbolicInt else int(value)
+
+
+def _describe(value):
+    if type(value) is SymbolicInt:
+        return "a size (%s, %d on this call)" % (value.sym, int(value))
+    return "sizes in a %s" % type(value).__name__
+
+
+def _target_name(node):
+    target = node.target
+    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+# -- the run's torch calls ---------------------------------------------------------
+def read(cap, func, name, prop, args):
+    """A size read by a torch call, or None when ``func`` is no size read
+    of a tensor with symbolic sizes (then the call runs as usual)."""
+    sizes = cap.recording.sizes
+    if not args or not issubclass(type(args[0]), Tensor) or not sizes.active:
+        return None
+    rec = cap.recording.recorder
+    tensor = args[0]
+    if prop == "shape" and len(args) == 1:
+        return sizes.shape(rec, tensor)
+    if func is _SIZE:
+        if len(args) == 1:
+            return sizes.shape(rec, tensor)
+        if len(args) == 2 and type(args[1]) is int:
+            return sizes.size(rec, tensor, args[1])
+        return None
+    if func is _LEN:
+        return sizes.size(rec, tensor, 0) if tensor.dim() else None
+    if func is _NUMEL and len(args) == 1:
+        return sizes.numel(rec, tensor)
+    if func is _STRIDE and len(args) == 1:
+        return sizes.strides(rec, tensor)
+    return None
+
+
+_SIZE = Tensor.size
+_LEN = Tensor.__len__
+_NUMEL = Tensor.numel
+_STRIDE = Tensor.stride
+
+
+# -- instructions ---------------------------------------------------------------------
+def step(vm, frame, ins):
+    """Before a (non-inline) instruction of a capture with symbolic sizes:
+    run it here if it computes on SymbolicInts (arithmetic, comparisons,
+    truth tests; then True), or specialize the ones it would consume in a
+    way the graph cannot follow (then False: it runs as usual)."""
+    cap = vm.capture
+    sizes = cap.recording.sizes
+    stack = frame.stack
+    name = ins.opname
+    if name == "BINARY_OP":
+        return _binary_op(cap, sizes, frame, ins)
+    if name == "COMPARE_OP":
+        return _compare_op(cap, sizes, frame, ins)
+    if name == "UNARY_NEGATIVE":
+        if type(stack[-1]) is SymbolicInt:
+            stack[-1] = sizes.negate(cap.recording.recorder, stack[-1])
+            return True
+        return False
+    if name in _TRUTH:
+        if type(stack[-1]) is SymbolicInt:
+            if name in info.KEEPS_ON_JUMP:
+                stack[-1] = sizes.specialize(stack[-1], "its value is kept by " + name,
+                                             cap.site())
+            else:  # the jump sees the decided truth (a guarded relation)
+                stack[-1] = sizes.decide(stack[-1].sym)
+        return False
+    if name in _CALLS:
+        _call(cap, sizes, frame, ins)
+        return False
+    if name in _TOP_FRAME_EXITS:
+        if frame.back is None and stack and carries(stack[-1]):
+            stack[-1] = sizes.specialize(stack[-1], "it leaves the traced function", cap.site())
+        return False
+    if name in _STORED_AT:
+        at = _STORED_AT[name]
+        if carries(stack[at]):
+            stack[at] = sizes.specialize(stack[at], "it is stored (%s)" % name, cap.site())
+        return False
+    if name in _MOVES or name in info.CONDITIONAL_JUMPS:
+        return False
+    if name == "BINARY_SUBSCR":
+        if carries(stack[-1]) and not issubclass(type(stack[-2]), Tensor):
+            stack[-1] = sizes.specialize(stack[-1], "it indexes a %s" % type(stack[-2]).__name__,
+                                         cap.site())
+        return False
+    pops = info.pops(name, ins.arg) if name in _COUNTED else None
+    for i in range(len(stack) - pops if pops is not None else 0, len(stack)):
+        if carries(stack[i]):
+            stack[i] = sizes.specialize(stack[i], "%s reads it" % name, cap.site())
+    return False
+
+
+def _binary_op(cap, sizes, frame, ins):
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    if type(lhs) is not SymbolicInt and type(rhs) is not SymbolicInt \
+            or issubclass(type(lhs), Tensor) or issubclass(type(rhs), Tensor):
+        return False  # (a tensor op records the size's node: RecordingMode)
+    symbol = info.NB_SYMBOL.get(ins.arg)
+    op = ARITHMETIC.get(symbol)
+    ints = all(type(v) in (int, SymbolicInt) for v in (lhs, rhs))
+    if op is None or not ints or cap.recording.ints.shadows or (
+            op in (operator.floordiv, operator.mod) and int(rhs) <= 0):
+        # (a tracked int from tensor data, a float, a tensor, a container:
+        # the other side is not a size; // and % by a non-positive size
+        # are left to Python's own errors and signs)
+        for at in (-2, -1):
+            if type(stack[at]) is SymbolicInt:
+                stack[at] = sizes.specialize(stack[at], "%r with a %s" % (
+                    symbol, type(stack[at + 1 if at == -2 else -2]).__name__), cap.site())
+        return False
+    result = sizes.arithmetic(cap.recording.recorder, op, lhs, rhs)
+    del stack[-2:]
+    stack.append(result)
+    return True
+
+
+def _compare_op(cap, sizes, frame, ins):
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    if type(lhs) is not SymbolicInt and type(rhs) is not SymbolicInt \
+            or issubclass(type(lhs), Tensor) or issubclass(type(rhs), Tensor):
+        return False
+    symbol = ins.argval
+    if isinstance(symbol, str) and symbol.startswith("bool("):
+        symbol = symbol[5:-1]
+    op = COMPARISONS.get(symbol)
+    if op is None or not all(type(v) in (int, SymbolicInt) for v in (lhs, rhs)):
+        for at in (-2, -1):
+            if type(stack[at]) is SymbolicInt:
+                stack[at] = sizes.specialize(stack[at], "compared with a non-int", cap.site())
+        return False
+    truth = sizes.decide(op(_sym(lhs), _sym(rhs)))
+    del stack[-2:]
+    stack.append(truth)
+    return True
+
+
+# -- calls ---------------------------------------------------------------------------
+_CALLS = info.for_running({info.ALL: ("CALL", "CALL_FUNCTION_EX"),
+                           info.SINCE_313: ("CALL_KW",)})
+
+
+def _call(cap, sizes, frame, ins):
+    """Before a call: a native callee that would compute with sizes the
+    graph cannot follow gets them specialized, as plain ints (interpreted
+    Python code, torch ops and torch functions that dispatch to the
+    recording mode see them as they are)."""
+    stack = frame.stack
+    if ins.opname == "CALL_FUNCTION_EX":
+        top = len(stack) - 1 - (ins.arg & 1)  # the *args tuple (then **kwargs)
+        fn = stack[top - 1] if stack[top - 1] is not NULL else stack[top - 2]
+        first, last = top, len(stack)
+    else:
+        names = 1 if ins.opname == "CALL_KW" else 0
+        nargs = ins.arg
+        fn, args = peek_call(stack[:len(stack) - names] if names else stack, nargs)
+        last = len(stack) - names
+        first = last - len(args)
+    if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn):
+        return
+    for i in range(first, last):
+        if carries(stack[i]):
+            stack[i] = sizes.specialize(stack[i], "%s() received it" % _spell(fn), cap.site())
+
+
+def _may_receive(fn):
+    if type(fn) is types.MethodType:
+        fn = fn.__func__
+    if type(fn) is types.FunctionType:
+        if not is_torch_function(fn):
+            return True  # interpreted: ints cross frames
+        # torch's Python functions run natively: only those that hand the
+        # call to the recording mode first (``handle_torch_function``)
+        names = fn.__code__.co_names
+        return "handle_torch_function" in names
+    # (by type: no __class__ of the program's objects runs)
+    if issubclass(type(fn), torch.nn.Module) or any(fn is f for f in _NATIVE_MOVES):
+        return True
+    if issubclass(type(fn), type):  # a class of the program: its methods are interpreted
+        return not fn.__module__ == "builtins" and type(fn.__init__) is types.FunctionType
+    if type(fn) is not types.BuiltinFunctionType and needs_interpreter(
+            lookup(type(fn), "__call__")):
+        return True  # a callable object with a Python __call__
+    owner = getattr(fn, "__self__", None)
+    if type(owner) is list and getattr(fn, "__name__", "") in ("append", "extend", "insert"):
+        return True
+    if issubclass(type(owner), Tensor):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return type(fn) is types.BuiltinFunctionType and module.startswith("torch") \
+        or _is_torch_op(fn)
+
+
+def _is_torch_op(fn):
+    return issubclass(type(fn), (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or (
+        type(fn).__name__ in ("method_descriptor", "wrapper_descriptor")
+        and getattr(fn, "__objclass__", None) in (Tensor, torch._C.TensorBase))
+
+
+def _spell(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) \
+        or type(fn).__name__

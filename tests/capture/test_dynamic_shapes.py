@@ -1,0 +1,243 @@
+"""Dynamic shapes (issue 15): one capture serves many sizes, and every
+output, exception and returned value equals eager's.
+
+Each test runs the function natively and traced on the same inputs and
+compares; compiles are counted by a callable backend (which runs the
+graph's own ``forward``, so a wrong symbolic graph would give wrong
+numbers, not a skipped check).
+"""
+import pytest
+import torch
+import torch._dynamo
+
+import pyinterp
+
+
+class Counting:
+    """A backend counting its compiles (the GraphModule's own forward)."""
+
+    def __init__(self):
+        self.compiles = 0
+
+    def __call__(self, gm, example_inputs):
+        self.compiles += 1
+        return gm.forward
+
+
+def _check(fn, traced, shapes, **kwargs):
+    for shape in shapes:
+        torch.manual_seed(sum(shape))
+        x = torch.randn(*shape)
+        expected = fn(x, **kwargs)
+        got = traced(x, **kwargs)
+        if isinstance(expected, tuple):
+            assert len(got) == len(expected)
+            for a, b in zip(got, expected):
+                if isinstance(b, torch.Tensor):
+                    torch.testing.assert_close(a, b)
+                else:
+                    assert a == b and type(a) is type(b)
+        else:
+            torch.testing.assert_close(got, expected)
+
+
+def reshape_arithmetic(x):
+    b, n, d = x.shape
+    y = x.view(b * n, d) * 2
+    pos = torch.arange(n)
+    half = x[:, : n // 2]
+    z = y.reshape(b, n, d) + pos.view(1, n, 1)
+    return z.sum(-1) + x.new_zeros(b, n) + half.sum() + x.size(1) % 3
+
+
+def test_symbolic_arithmetic_into_view_arange_slicing_one_compile():
+    backend = Counting()
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend, dynamic=True)
+    _check(reshape_arithmetic, traced, [(2, 4, 3), (3, 6, 3), (5, 7, 3), (2, 9, 3), (4, 4, 3)])
+    assert backend.compiles == 1
+    [entry] = traced.cache_entries()
+    assert entry.hits == 4
+
+
+def test_automatic_dynamic_recompiles_once_then_serves_every_size():
+    backend = Counting()
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend)  # dynamic=None
+    _check(reshape_arithmetic, traced, [(2, 4, 3), (3, 6, 3), (5, 7, 3), (2, 9, 3), (4, 5, 3)])
+    assert backend.compiles == 2  # exact, then one symbolic graph for the rest
+    _check(reshape_arithmetic, traced, [(6, 3, 3), (2, 2, 3)])
+    assert backend.compiles == 2
+
+
+def test_dynamic_false_compiles_every_shape():
+    backend = Counting()
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend, dynamic=False)
+    _check(reshape_arithmetic, traced, [(2, 4, 3), (3, 6, 3), (5, 7, 3)])
+    assert backend.compiles == 3
+
+
+def branch_on_size(x):
+    if x.shape[0] > 4:
+        return x.sum(0)
+    return x.mean(0) - 1
+
+
+def test_branch_on_size_is_a_guard_both_outcomes():
+    backend = Counting()
+    traced = pyinterp.trace(branch_on_size, backend=backend, dynamic=True, fullgraph=True)
+    _check(branch_on_size, traced, [(3, 2), (6, 2), (2, 2), (8, 2), (4, 2), (5, 2)])
+    assert backend.compiles == 2  # one graph per outcome of the relation
+    texts = [line for e in traced.cache_entries() for line in e.dynamic_lines]
+    assert any("x.shape[0]" in t and "4" in t for t in texts), texts
+
+
+def test_zero_one_specialization():
+    backend = Counting()
+    traced = pyinterp.trace(branch_on_size, backend=backend, dynamic=True)
+    _check(branch_on_size, traced, [(3, 2), (1, 2), (2, 2), (1, 2)])
+    assert backend.compiles == 2  # size 1 gets its own entry, as in torch.compile
+
+
+def loop_over_size(x):
+    total = x[0]
+    for i in range(x.shape[0]):  # a native call: the size is specialized
+        total = total + x[i] * i
+    return total
+
+
+def test_native_use_specializes_with_a_reason():
+    backend = Counting()
+    traced = pyinterp.trace(loop_over_size, backend=backend, dynamic=True)
+    _check(loop_over_size, traced, [(3, 2), (3, 5), (4, 2), (3, 2)])
+    assert backend.compiles == 2  # the length is exact; the other dim stays symbolic
+    lines = traced.cache_entries()[-1].dynamic_lines
+    assert any("specialized" in t and "range" in t for t in lines), lines
+
+
+def _scale(x, n):
+    return x.reshape(n * 2, -1) * n
+
+
+def crosses_frames(x):
+    n = x.shape[0] // 2
+    return _scale(x, n) + 1
+
+
+def test_ints_cross_frames():
+    backend = Counting()
+    traced = pyinterp.trace(crosses_frames, backend=backend, dynamic=True, fullgraph=True)
+    _check(crosses_frames, traced, [(4, 3), (6, 3), (10, 3), (8, 3)])
+    assert backend.compiles == 1
+
+
+def returns_a_size(x):
+    return x * 2, x.shape[0], x.shape
+
+
+def test_returned_sizes_are_plain_and_right():
+    traced = pyinterp.trace(returns_a_size, backend="eager", dynamic=True)
+    _check(returns_a_size, traced, [(3, 2), (5, 2), (3, 2)])
+    _, n, shape = traced(torch.randn(6, 2))
+    assert type(n) is int and n == 6 and type(shape[0]) is int
+
+
+def test_mark_dynamic_makes_the_first_capture_symbolic():
+    backend = Counting()
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend)
+    for shape in [(2, 4, 3), (3, 6, 3), (5, 7, 3)]:
+        x = torch.randn(*shape)
+        torch._dynamo.mark_dynamic(x, 0)
+        torch._dynamo.mark_dynamic(x, 1)
+        torch.testing.assert_close(traced(x), reshape_arithmetic(x))
+    assert backend.compiles == 1
+
+
+def fixed_rows(x):
+    return x + torch.ones(4, 3)  # broadcasting forces x.shape[0] == 4
+
+
+def test_mark_dynamic_on_a_forced_dimension():
+    x = torch.randn(4, 3)
+    torch._dynamo.mark_dynamic(x, 0)
+    strict = pyinterp.trace(fixed_rows, backend="eager", fullgraph=True)
+    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    with pytest.raises(ConstraintViolationError, match="specialized it to be a constant"):
+        strict(x)
+    lenient = pyinterp.trace(fixed_rows, backend="eager")
+    torch.testing.assert_close(lenient(x), fixed_rows(x))
+    lines = lenient.cache_entries()[0].dynamic_lines
+    assert any("exact shapes" in t and "constant" in t for t in lines), lines
+
+
+def test_mark_static_keeps_a_dimension_exact():
+    backend = Counting()
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend, dynamic=True)
+    for shape in [(2, 4, 3), (2, 6, 3), (3, 6, 3)]:
+        x = torch.randn(*shape)
+        torch._dynamo.mark_static(x, 0)
+        torch.testing.assert_close(traced(x), reshape_arithmetic(x))
+    assert backend.compiles == 2  # a new batch size recompiles; the length does not
+
+
+def test_rank_or_dtype_change_is_a_miss_not_an_error():
+    traced = pyinterp.trace(lambda x: x.sum(-1) * x.shape[-1], backend="eager", dynamic=True)
+    for x in [torch.randn(3, 4), torch.randn(5, 4), torch.randn(2, 3, 4),
+              torch.randn(3, 4, dtype=torch.float64), torch.arange(6).view(2, 3)]:
+        torch.testing.assert_close(traced(x), x.sum(-1) * x.shape[-1])
+
+
+def test_violated_relation_misses_and_recaptures():
+    def f(x, y):
+        return x + y  # broadcasting: the sizes must agree
+
+    backend = Counting()
+    traced = pyinterp.trace(f, backend=backend, dynamic=True)
+    for a, b in [((3, 4), (3, 4)), ((5, 4), (5, 4)), ((5, 4), (1, 4)), ((6, 2), (6, 2))]:
+        x, y = torch.randn(*a), torch.randn(*b)
+        torch.testing.assert_close(traced(x, y), f(x, y))
+    assert backend.compiles == 2
+    with pytest.raises(RuntimeError) as native:
+        f(torch.randn(3, 4), torch.randn(2, 4))
+    with pytest.raises(RuntimeError) as traced_error:
+        traced(torch.randn(3, 4), torch.randn(2, 4))
+    assert str(traced_error.value) == str(native.value)
+
+
+class _Reshaper(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        b, n, d = x.size()
+        h = self.proj(x.reshape(b * n, d)).view(b, n, d)
+        return torch.softmax(h @ h.transpose(1, 2) / d ** 0.5, -1) @ h
+
+
+def test_module_outputs_and_gradients_match_eager_across_sizes():
+    torch.manual_seed(0)
+    model = _Reshaper()
+    backend = Counting()
+    traced = pyinterp.trace(model, backend=backend)
+    for shape in [(2, 3, 8), (2, 5, 8), (3, 4, 8), (4, 7, 8), (3, 4, 8)]:
+        x = torch.randn(*shape, requires_grad=True)
+        x2 = x.detach().clone().requires_grad_()
+        out, ref = traced(x2), model(x)
+        torch.testing.assert_close(out, ref)
+        out.sum().backward()
+        grads = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        ref.sum().backward()
+        torch.testing.assert_close(x2.grad, x.grad)
+        for g, p in zip(grads, model.parameters()):
+            torch.testing.assert_close(g, p.grad)
+        model.zero_grad()
+    assert backend.compiles <= 3
+
+
+def test_inductor_compiles_one_symbolic_graph():
+    backend = "inductor"
+    traced = pyinterp.trace(reshape_arithmetic, backend=backend, dynamic=True)
+    _check(reshape_arithmetic, traced, [(2, 4, 3), (3, 6, 3), (5, 7, 3)])
+    [entry] = traced.cache_entries()
+    assert entry.hits == 2
