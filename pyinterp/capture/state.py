@@ -451,7 +451,15 @@ class Capture:
         inference = torch.is_inference_mode_enabled()
         autocast = torch.is_autocast_enabled("cpu"), torch.is_autocast_enabled("cuda")
         consume(self, tuple(args) + tuple((kwargs or {}).values()), ARGS)
-        result = self.run_watched(fn, args, kwargs)
+        sizes = self.recording.sizes
+        if sizes is None:
+            result = self.run_watched(fn, args, kwargs)
+        else:
+            sizes.native_depth += 1  # (its size reads are exact: values/sizes.py)
+            try:
+                result = self.run_watched(fn, args, kwargs)
+            finally:
+                sizes.native_depth -= 1
         if self.breaks.active and args and isinstance(args[0], torch.amp.autocast_mode.autocast) \
                 and getattr(fn, "__name__", "") in ("__enter__", "__exit__"):
             self._record_autocast(fn.__name__, args[0])

@@ -241,3 +241,76 @@ def test_inductor_compiles_one_symbolic_graph():
     _check(reshape_arithmetic, traced, [(2, 4, 3), (3, 6, 3), (5, 7, 3)])
     [entry] = traced.cache_entries()
     assert entry.hits == 2
+
+
+# -- uses of a size that the graph cannot follow: each must stay right ------------
+def _same_shape(x):
+    y = x[:, :2]
+    if x.shape == y.shape:  # containers compared item by item
+        return x + 1
+    return x - 1
+
+
+def _dict_key(x):
+    table = {3: 10.0, 4: 20.0}
+    return x * table.get(x.shape[0], 1.0)
+
+
+def _bound_method(x):
+    return x * x.shape[0].bit_length()
+
+
+def _type_check(x):
+    n = x.shape[0]
+    return x * (2 if type(n) is int else 3)
+
+
+def _iterate_rows(x):
+    total = torch.zeros_like(x[0])
+    for row in x:
+        total = total + row
+    return total
+
+
+def _split_by_size(x):
+    n = x.shape[0]
+    a, b = x.split([n // 2, n - n // 2])
+    return a.sum(0) - b.sum(0) * (n // 2)
+
+
+def _formatted(x):
+    return x * len("%d" % x.shape[0])
+
+
+def _floats(x):
+    return x * (x.shape[0] / 2) + x.shape[1] ** 0.5
+
+
+def _min_max(x):
+    return x[: max(x.shape[0] - 2, 1)] * min(x.shape[1], 3)
+
+
+def _stored_on_self(x, holder={}):
+    holder["n"] = x.shape[0]
+    return x * holder["n"]
+
+
+def _expand_and_pad(x):
+    b, n = x.shape
+    grid = torch.arange(n).expand(b, n)
+    pad = torch.nn.functional.pad(x, (0, n // 2))
+    return pad[:, :n] + grid
+
+
+def _broadcast_shapes(x):
+    shape = torch.broadcast_shapes(x.shape, (1, x.shape[1]))
+    return x.expand(shape) * 2
+
+
+@pytest.mark.parametrize("fn", [_same_shape, _dict_key, _bound_method, _type_check,
+                                _iterate_rows, _split_by_size, _formatted, _floats, _min_max,
+                                _stored_on_self, _expand_and_pad, _broadcast_shapes])
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_every_use_of_a_size_stays_right(fn, dynamic):
+    traced = pyinterp.trace(fn, backend="eager", dynamic=dynamic)
+    _check(fn, traced, [(3, 2), (4, 2), (6, 5), (3, 2), (4, 7), (8, 3), (6, 5)])

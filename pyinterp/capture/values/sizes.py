@@ -79,7 +79,8 @@ _TRUTH = info.TRUTH_TESTS | info.KEEPS_ON_JUMP | info.for_running({info.ALL: ("U
 _COUNTED = info.stack_names()
 
 # Native callables that only move or count the items of what they get.
-_NATIVE_MOVES = (len, isinstance, type, tuple, list, torch.Size, id)
+# (not ``type``: it gets the plain int, so ``type(n) is int`` holds as natively)
+_NATIVE_MOVES = (len, isinstance, tuple, list, torch.Size)
 
 
 class SizeTracker:
@@ -98,6 +99,7 @@ class SizeTracker:
         self.inputs = []  # (source, placeholder, fake tensor, DimChoice), graph order
         self.specialized = []  # (what, why, site) for explain
         self.given_up = None  # why the capture fell back to exact shapes
+        self.native_depth = 0  # torch's Python functions running natively
         self._sizes = {}  # (node, dim or kind) -> (SymInt, its node)
 
     @property
@@ -206,6 +208,19 @@ class SizeTracker:
                 self.specialized.append(("a stride", "Tensor.stride() was read", None))
         return tensor.stride()
 
+    def specialize_tensor(self, recorder, tensor, why, site):
+        """Guard every symbolic size and stride of ``tensor`` exactly."""
+        fake = self._fake_tensor(recorder, tensor)
+        if fake is None:
+            return
+        symbolic = [s for s in tuple(fake.shape) + tuple(fake.stride())
+                    if type(s) is torch.SymInt and s.node.maybe_as_int() is None]
+        if symbolic:
+            self.specialized.append(("the sizes of a %s tensor" % (tuple(tensor.shape),),
+                                     why, site))
+        for s in symbolic:
+            self._guard_value(s)
+
     def _fake_tensor(self, recorder, tensor):
         if not self.active or type(tensor) not in (Tensor, torch.nn.Parameter):
             return None
@@ -228,7 +243,7 @@ class SizeTracker:
         if type(sym) is not torch.SymInt or sym.node.maybe_as_int() is not None:
             return real
         known = self._sizes.get(key)
-        if known is None:
+        if known is None or getattr(known[1], "_erased", False):  # (a speculative arm's)
             tensor = key[0]
             node = recorder.graph.call_function(target, (recorder.node_for(tensor),) + extra)
             known = self._sizes[key] = (sym, node)
@@ -306,6 +321,12 @@ def read(cap, func, name, prop, args):
         return None
     rec = cap.recording.recorder
     tensor = args[0]
+    if sizes.native_depth:
+        # torch's own Python run natively (capture's call_torch) computes
+        # with the sizes where the graph cannot follow: exact sizes
+        sizes.specialize_tensor(rec, tensor, "torch's Python code read them natively",
+                                cap.site())
+        return None
     if prop == "shape" and len(args) == 1:
         return sizes.shape(rec, tensor)
     if func is _SIZE:
@@ -364,9 +385,12 @@ def step(vm, frame, ins):
             stack[-1] = sizes.specialize(stack[-1], "it leaves the traced function", cap.site())
         return False
     if name in _STORED_AT:
-        at = _STORED_AT[name]
-        if carries(stack[at]):
-            stack[at] = sizes.specialize(stack[at], "it is stored (%s)" % name, cap.site())
+        if name == "STORE_SUBSCR" and issubclass(type(stack[-2]), Tensor):
+            return False  # (x[:n] = v: the tensor op records the sizes)
+        # the stored value, and a key (its hash and equality decide)
+        for at in (_STORED_AT[name], -1) if name == "STORE_SUBSCR" else (_STORED_AT[name],):
+            if carries(stack[at]):
+                stack[at] = sizes.specialize(stack[at], "it is stored (%s)" % name, cap.site())
         return False
     if name in _MOVES or name in info.CONDITIONAL_JUMPS:
         return False
@@ -410,17 +434,19 @@ def _binary_op(cap, sizes, frame, ins):
 def _compare_op(cap, sizes, frame, ins):
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    if type(lhs) is not SymbolicInt and type(rhs) is not SymbolicInt \
-            or issubclass(type(lhs), Tensor) or issubclass(type(rhs), Tensor):
+    if issubclass(type(lhs), Tensor) or issubclass(type(rhs), Tensor) \
+            or not (carries(lhs) or carries(rhs)):
         return False
     symbol = ins.argval
     if isinstance(symbol, str) and symbol.startswith("bool("):
         symbol = symbol[5:-1]
     op = COMPARISONS.get(symbol)
     if op is None or not all(type(v) in (int, SymbolicInt) for v in (lhs, rhs)):
+        # (x.shape == y.shape: containers compared item by item natively)
         for at in (-2, -1):
-            if type(stack[at]) is SymbolicInt:
-                stack[at] = sizes.specialize(stack[at], "compared with a non-int", cap.site())
+            if carries(stack[at]):
+                stack[at] = sizes.specialize(stack[at], "compared with a %s" % type(
+                    stack[-1 if at == -2 else -2]).__name__, cap.site())
         return False
     truth = sizes.decide(op(_sym(lhs), _sym(rhs)))
     del stack[-2:]
@@ -449,11 +475,29 @@ def _call(cap, sizes, frame, ins):
         fn, args = peek_call(stack[:len(stack) - names] if names else stack, nargs)
         last = len(stack) - names
         first = last - len(args)
+    owner = fn.__self__ if type(fn) in _BOUND_NATIVE else None
+    if type(owner) is SymbolicInt:  # n.bit_length(): the int's own C method
+        sizes.specialize(owner, "its method %s() ran" % fn.__name__, cap.site())
     if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn):
         return
     for i in range(first, last):
         if carries(stack[i]):
             stack[i] = sizes.specialize(stack[i], "%s() received it" % _spell(fn), cap.site())
+
+
+_BOUND_NATIVE = (types.BuiltinMethodType, types.MethodWrapperType)
+
+
+def guard_operands(cap, frame, ins):
+    """Before an instruction that :mod:`.tracked_ints` models (a frame
+    holding ints from tensor data): sizes among its operands are exact
+    (the model would take them for constants)."""
+    if ins.opname in ("BINARY_OP", "COMPARE_OP"):
+        stack = frame.stack
+        for at in (-2, -1):
+            if carries(stack[at]):
+                stack[at] = cap.recording.sizes.specialize(
+                    stack[at], "an operand next to an int from tensor data", cap.site())
 
 
 def _may_receive(fn):

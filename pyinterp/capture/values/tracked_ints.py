@@ -45,7 +45,7 @@ import random
 
 import torch
 
-from . import scalars
+from . import scalars, sizes
 from .. import rules
 from .int_flow import DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
 from ...errors import PyinterpInternal
@@ -201,6 +201,8 @@ def step(vm, frame, ins, run):
         if name in info.RETURNS:
             table.shadows.pop(id(frame), None)
         return result
+    if cap.recording.sizes is not None and cap.recording.sizes.active:
+        sizes.guard_operands(cap, frame, ins)  # (a size next to a tracked int is exact)
     model = _MODELS.get(name)
     if model is not None:
         return model(vm, frame, ins, run, shadow)
