@@ -194,6 +194,9 @@ def packed(head, items):
     return lines
 
 
+SHOWN_DYNAMIC = 8
+
+
 def _recompiles(exp):
     entries = exp.cache_entries
     if entries is None:
@@ -203,6 +206,17 @@ def _recompiles(exp):
     out = ["Cache of the traced function: %s (%s), capture %.3f s, backend compile %.3f s"
            % (_plural(len(entries), "entry", "entries"),
               _plural(max(len(entries) - 1, 0), "recompile"), capture, compile_)]
+    for number, trace in enumerate(entries, 1):
+        if trace.dynamic is not None:
+            from .guardfail import name_parameters
+
+            lines = trace.dynamic.lines()
+            out.append("  entry %d, dynamic shapes:" % number)
+            out += [clip("    " + name_parameters(line, trace.param_names))
+                    for line in lines[:SHOWN_DYNAMIC]]
+            if len(lines) > SHOWN_DYNAMIC:
+                out.append("    ... %d more (cache_entries()[%d].dynamic_lines)"
+                           % (len(lines) - SHOWN_DYNAMIC, number - 1))
     reasons = exp.recompile_reasons
     if reasons:
         out.append("  guards that failed (on misses, and on calls another entry served):")

@@ -82,8 +82,12 @@ def describe_guard(guard, param_names=()):
     """One guard as readable Python naming the function's parameters, with
     the user's ``file:line`` whose read caused it."""
     from ..codegen.guardgen import render_guard
+    from ..refgraph import guards as G
 
-    text = name_parameters(render_guard(guard), param_names)
+    if type(guard) is G.ShapeRelations:  # (its function's relations, readable)
+        text = name_parameters(" and ".join(guard.lines), param_names)
+    else:
+        text = name_parameters(render_guard(guard), param_names)
     if guard.site:
         text += "  # %s:%s" % guard.site
     return text
@@ -157,6 +161,10 @@ def _failed(guard, env, names):
 
     if type(guard) is G.TensorMatch:
         return _tensor(guard, env, names)
+    if type(guard) is G.ShapeRelations:
+        tensors = [evaluate(source.expr(), env) for source in guard.tensors]
+        line = guard.check.first_failing(*tensors)
+        return name_parameters("%s: false" % line, names) if line else "no relation fails now"
     for check in guard.checks(_path):
         if evaluate(check, env):
             continue

@@ -44,6 +44,9 @@ def brief_guard(guard, param_names=()):
     :func:`.explain_text.short_path`), else its readable Python."""
     from ..refgraph import guards as G
 
+    if type(guard) is G.ShapeRelations:
+        lines = [name_parameters(line, param_names) for line in guard.lines]
+        return "sizes: %s%s" % (" and ".join(lines[:3]), " and ..." if len(lines) > 3 else "")
     if type(guard) not in (G.TensorMatch, G.ValueEq):
         return explain_text.short_path(describe_guard(guard, param_names))
     path = explain_text.short_path(name_parameters(guard.source.render(), param_names))

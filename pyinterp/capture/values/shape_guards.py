@@ -165,20 +165,14 @@ def entry_guards(sizes, guards):
     if not symbolic:
         return guards, ()
     position = {i: k for k, i in enumerate(symbolic)}
+    paths = {i: inputs[i][0].render() for i in symbolic}
     code_lines, readable = [], []
     for i in symbolic:
         source, _, fake, _ = inputs[i]
         # (a size or stride that is, or was specialized to, a constant;
         # the shape environment leaves those to the tensor's own check)
-        for d, size in enumerate(fake.shape):
-            if constant(size) is not None:
-                code_lines.append("s%d[%d] == %d" % (position[i], d, constant(size)))
-        for d, stride in enumerate(fake.stride()):
-            if constant(stride) is not None:
-                code_lines.append("r%d[%d] == %d" % (position[i], d, constant(stride)))
-        if constant(fake.storage_offset()) is not None:
-            code_lines.append("t%d.storage_offset() == %d" % (position[i],
-                                                              constant(fake.storage_offset())))
+        code_lines += ["%s%d[%d] == %d" % (kind, position[i], d, v)
+                       for kind, d, v in _static_parts(fake)]
     for text in texts:
         if any(int(m.group(1)) not in position for m in _PATH.finditer(text)) \
                 or any(int(m.group(1)) not in position for m in _OFFSET.finditer(text)):
@@ -189,7 +183,9 @@ def entry_guards(sizes, guards):
                                           "s" if m.group(2) == "size" else "r",
                                           position[int(m.group(1))], m.group(3)), text)))
         readable.append(user_text(sizes, text))
-    check = _compile_check(len(symbolic), code_lines)
+    static = ["%s.%s[%s] == %s" % (paths[i], "shape" if kind == "s" else "stride()", d, v)
+              for i in symbolic for kind, d, v in _static_parts(inputs[i][2])]
+    check = _compile_check(len(symbolic), code_lines, static + readable)
     dynamic_sources = {inputs[i][0].render(): inputs[i] for i in symbolic}
     out = []
     for guard in guards:
@@ -201,10 +197,11 @@ def entry_guards(sizes, guards):
         out.append(G.TensorKind(guard.source, tp=guard.tp, dtype=guard.dtype,
                                 device=guard.device, rank=len(guard.shape),
                                 requires_grad=guard.requires_grad, site=guard.site))
+    lines = tuple(static + readable)
     out.append(G.ShapeRelations(inputs[symbolic[0]][0],
                                 tensors=tuple(inputs[i][0] for i in symbolic),
-                                check=check, lines=tuple(readable)))
-    return out, tuple(readable)
+                                check=check, lines=lines))
+    return out, lines
 
 
 def constant(size):
@@ -230,7 +227,15 @@ def _is_symbolic(fake):
                + (fake.storage_offset(),))
 
 
-def _compile_check(count, lines):
+def _static_parts(fake):
+    """``(kind, dim, value)``: the sizes (``s``) and strides (``r``) of a
+    symbolic input that are constants."""
+    out = [("s", d, constant(v)) for d, v in enumerate(fake.shape) if constant(v) is not None]
+    return out + [("r", d, constant(v)) for d, v in enumerate(fake.stride())
+                  if constant(v) is not None]
+
+
+def _compile_check(count, lines, readable):
     params = ", ".join("t%d" % k for k in range(count))
     body = ["def shape_relations(%s):" % params]
     for k in range(count):
@@ -242,7 +247,24 @@ def _compile_check(count, lines):
     exec(compile("\n".join(body), "<pyinterp shape relations>", "exec"), namespace)  # noqa: S102
     fn = namespace["shape_relations"]
     fn.source_text = "\n".join(body)
+    fn.first_failing = _first_failing(count, lines, readable)
     return fn
+
+
+def _first_failing(count, lines, readable):
+    """``(tensors...) -> the readable line of the first relation that
+    fails``, or None (for the reason of a miss; not on the hit path)."""
+
+    def first_failing(*tensors):
+        env = {"math": __import__("math"), "torch": torch}
+        for k, t in enumerate(tensors):
+            env["t%d" % k], env["s%d" % k], env["r%d" % k] = t, t.shape, t.stride()
+        for line, text in zip(lines, readable):
+            if not eval(line, env):  # noqa: S307 - our own rendered relations
+                return text
+        return None
+
+    return first_failing
 
 
 def symbolic_dims(sizes):
