@@ -60,7 +60,7 @@ def ready(sizes, gm, recorder):
     if any(n.op == "get_attr" for n in gm.graph.nodes):
         sizes.give_up("the graph holds a submodule (torch.cond)")
         return None
-    if not shape_guards.symbolic_dims(sizes) and not any(
+    if not shape_guards.symbolic_dims(sizes) and not sizes.unbacked and not any(
             choice is not None and choice.required for _, _, _, choice in sizes.inputs):
         return None  # (with mark_dynamic, the guards say whether it was kept)
     return sizes
@@ -68,14 +68,21 @@ def ready(sizes, gm, recorder):
 
 def compiler(compile_graph, sizes):
     """``compile_graph(backend, gm, example)``, inside a tracing context
-    with the capture's fake mode when ``sizes`` is not None."""
+    with the capture's fake mode when ``sizes`` has symbolic inputs.  (A
+    graph whose only symbols are unbacked sizes of its own ops compiles as
+    static one, in a fresh fake mode with a shape environment of its own:
+    the backend's trace makes those symbols again.)"""
     if sizes is None:
         return compile_graph
 
     def compile_symbolic(backend, gm, example):
         from torch._guards import TracingContext, tracing
+        from torch._subclasses.fake_tensor import FakeTensorMode
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-        with tracing(TracingContext(sizes.fake_mode)):
+        mode = sizes.fake_mode if shape_guards.symbolic_dims(sizes) else \
+            FakeTensorMode(shape_env=ShapeEnv())
+        with tracing(TracingContext(mode)):
             return compile_graph(backend, gm, example)
 
     return compile_symbolic

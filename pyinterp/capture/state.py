@@ -263,7 +263,7 @@ class Capture:
     def __init__(self, interp, top, fullgraph=False, explain=False, splitter=None,
                  dim_policy=None):
         self.recording = Recording(_NodeSites(interp).note,
-                                   sizes.SizeTracker(dim_policy) if dim_policy else None)
+                                   sizes.SizeTracker(dim_policy, interp) if dim_policy else None)
         self.breaks = BreakState(fullgraph, explain, splitter)
         self.interp = interp
         self.speculation = Speculation()
@@ -419,12 +419,20 @@ class Capture:
                                   or name == "backward"):
             return "backward", "%s() inside the traced function" % _spell(func)
         if name in _DATA_DEPENDENT_SHAPE:
-            return "data-dependent-shape", "%s() has a data-dependent output size" % name
-        if name == "__getitem__" and len(args) == 2 and _bool_index(args[1]):
-            return "data-dependent-shape", "indexing with a boolean mask"
-        if name == "where" and len(args) == 1:
-            return "data-dependent-shape", "torch.where(condition) with one argument"
-        return None
+            why = "%s() has a data-dependent output size" % name
+        elif name == "__getitem__" and len(args) == 2 and _bool_index(args[1]):
+            why = "indexing with a boolean mask"
+        elif name == "where" and len(args) == 1:
+            why = "torch.where(condition) with one argument"
+        else:
+            return None
+        # An unbacked size in the graph (values/sizes.py), while the sizes
+        # can be followed; a Python decision on one breaks later.
+        if self.recording.sizes is None:
+            self.recording.sizes = sizes.SizeTracker(None, self.interp)
+        if self.recording.sizes.allow_unbacked():
+            return None
+        return "data-dependent-shape", why
 
     # -- native calls ---------------------------------------------------------
 

@@ -170,6 +170,10 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         restore_torch_state(state_before)
         raise error from None
     cap.finish()
+    if cap.recording.sizes is not None:
+        from ..refgraph.symbolic import plain
+
+        result = plain(result)  # (a size that leaves after a break: a plain int)
     out = TraceResult()
     out.call_shape = (len(args), tuple(kwargs))  # (the recompiles log's reason)
     out.result = result

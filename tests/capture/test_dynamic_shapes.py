@@ -314,3 +314,68 @@ def _broadcast_shapes(x):
 def test_every_use_of_a_size_stays_right(fn, dynamic):
     traced = pyinterp.trace(fn, backend="eager", dynamic=dynamic)
     _check(fn, traced, [(3, 2), (4, 2), (6, 5), (3, 2), (4, 7), (8, 3), (6, 5)])
+
+
+# -- data-dependent sizes (unbacked): kept in the graph when only ops use them ------
+def _masked_rows(x):
+    rows = x[x[:, 0] > 0]
+    return rows.sum(0) * 2 + torch.nonzero(x > 0.5).shape[0] * 0 + rows.mean(0)
+
+
+def _unique_embed(x):
+    ids = torch.unique((x * 3).long().clamp(0, 5))
+    table = torch.arange(12.0).view(6, 2)
+    return table[ids].sum(0)
+
+
+def _decides_on_count(x):
+    rows = x[x[:, 0] > 0]
+    if rows.shape[0] > 2:  # a Python decision on a data-dependent size: a break
+        return rows.sum(0)
+    return x.sum(0) - 1
+
+
+def _count_leaves(x):
+    rows = x[x[:, 0] > 0]
+    return x * 2, len(rows)  # the count leaves the function: a break
+
+
+@pytest.mark.parametrize("fn", [_masked_rows, _unique_embed, _decides_on_count,
+                                _count_leaves])
+@pytest.mark.parametrize("dynamic", [False, None])
+def test_data_dependent_sizes_stay_right_on_new_data(fn, dynamic):
+    traced = pyinterp.trace(fn, backend="eager", dynamic=dynamic)
+    for seed in range(6):
+        torch.manual_seed(seed)
+        x = torch.randn(8, 3)
+        expected, got = fn(x), traced(x)
+        if isinstance(expected, tuple):
+            torch.testing.assert_close(got[0], expected[0])
+            assert got[1] == expected[1]
+        else:
+            torch.testing.assert_close(got, expected)
+
+
+def test_an_unbacked_size_used_only_by_ops_is_one_graph():
+    backend = Counting()
+    traced = pyinterp.trace(_masked_rows, backend=backend, fullgraph=True)
+    for seed in range(4):
+        torch.manual_seed(seed)
+        x = torch.randn(8, 3)
+        torch.testing.assert_close(traced(x), _masked_rows(x))
+    assert backend.compiles == 1 and traced.cache_entries()[0].hits == 3
+    with pytest.raises(pyinterp.GraphBreakError, match="data-dependent size"):
+        pyinterp.trace(_decides_on_count, backend="eager", fullgraph=True)(torch.randn(8, 3))
+
+
+def test_unbacked_sizes_compile_with_inductor():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (no fallback to the eager backend)
+        traced = pyinterp.trace(_unique_embed, backend="inductor")
+        for seed in range(3):
+            torch.manual_seed(seed)
+            x = torch.randn(8, 3)
+            torch.testing.assert_close(traced(x), _unique_embed(x))
+    assert traced.cache_entries()[0].hits == 2

@@ -31,8 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def model(x, cfg):
     h = torch.relu(x) * cfg["scale"]  # SCALE
-    idx = h.nonzero()  # BREAK
-    return h.sum(0) + idx.shape[0]  # AFTER
+    idx = h.numpy()  # BREAK
+    return h.sum(0) + len(idx)  # AFTER
 
 
 def risky(x, tags):
@@ -92,9 +92,9 @@ def test_the_log_records_function_graphs_breaks_recompiles_and_guards(model_log)
     assert nodes["relu"]["meta"] == "float32[2, 3]"
     # the break, with its kind, line, source and hint
     (b,) = first["breaks"]
-    assert (b["kind"], b["file"], b["line"]) == ("data-dependent-shape", THIS_FILE, brk)
-    assert b["source"] == "idx = h.nonzero()  # BREAK"
-    assert b["hint"] == KINDS["data-dependent-shape"].hint
+    assert (b["kind"], b["file"], b["line"]) == ("tensor-to-python", THIS_FILE, brk)
+    assert b["source"] == "idx = h.numpy()  # BREAK"
+    assert b["hint"] == KINDS["tensor-to-python"].hint
     # specializations and guards name the user's line
     specs = {s["text"]: s for s in first["specializations"]}
     assert specs["cfg['scale'] == 2.0"]["line"] == scale
@@ -159,8 +159,8 @@ def test_the_page_colours_lines_and_draws_each_graph(model_log):
     assert classes[line_of(model, "# BREAK")] == {"broken"}
     assert "captured" in classes[line_of(model, "# AFTER")]  # (the resume function's graph)
     assert classes[line_of(model, "def model")] == set()
-    assert "graph break [data-dependent-shape]" in text
-    assert html.escape(KINDS["data-dependent-shape"].hint) in text
+    assert "graph break [tensor-to-python]" in text
+    assert html.escape(KINDS["tensor-to-python"].hint) in text
     graphs = [g for r in recs if r["event"] == "entry" for g in r["graphs"]]
     svgs = re.findall(r'<svg class="graph".*?</svg>', text, re.S)
     assert len(svgs) == len(graphs)

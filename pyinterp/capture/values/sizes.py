@@ -88,11 +88,12 @@ class SizeTracker:
     the fake value of every graph node replayed so far, and what was
     specialized and why."""
 
-    def __init__(self, policy):
+    def __init__(self, policy, interp=None):
         from torch._subclasses.fake_tensor import FakeTensorMode
         from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
         self.policy = policy  # (source, tensor) -> a DimChoice (shape_guards.py)
+        self.interp = interp  # the capture's InterpState (its vm runs the frames)
         self.shape_env = ShapeEnv()
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.fakes = {}  # FX node -> its fake value
@@ -100,16 +101,36 @@ class SizeTracker:
         self.specialized = []  # (what, why, site) for explain
         self.given_up = None  # why the capture fell back to exact shapes
         self.native_depth = 0  # torch's Python functions running natively
+        self.unbacked = False  # the graph has ops with data-dependent output sizes
         self._sizes = {}  # (node, dim or kind) -> (SymInt, its node)
 
     @property
     def active(self):
         return self.given_up is None
 
+    def allow_unbacked(self):
+        """May the graph hold an op with a data-dependent output size (an
+        unbacked size: torch's fake tensors give it a symbol no guard
+        fixes)?  Only while the sizes are followed."""
+        if not self.active:
+            return False
+        self.unbacked = True
+        return True
+
     def give_up(self, why):
-        """Stop keeping sizes symbolic: the entry guards exact shapes."""
+        """Stop keeping sizes symbolic: the entry guards exact shapes.  The
+        SymbolicInts the run's frames hold become plain ints (nothing
+        follows them any more, and the program must not see them)."""
         if self.given_up is None:
             self.given_up = why
+            vm = self.interp.vm if self.interp is not None else None
+            frame = vm.top if vm is not None else None
+            while frame is not None:
+                for values in (frame.stack, frame.fast):
+                    for i, v in enumerate(values):
+                        if carries(v):
+                            values[i] = plain(v)
+                frame = frame.back
 
     # -- fake replay ------------------------------------------------------------
     def fake_of(self, node, recorder):
@@ -155,7 +176,7 @@ class SizeTracker:
 
         tensor = node.meta["example_value"]
         source = next(s for s, _, n in recorder.inputs if n is node)
-        choice = self.policy(source, tensor)
+        choice = self.policy(source, tensor) if self.policy is not None else None
         name = "a%d" % len(self.inputs)
         if choice is None or not choice.dynamic:
             fake = self.fake_mode.from_tensor(tensor, static_shapes=True,
@@ -233,7 +254,8 @@ class SizeTracker:
         fake = self.fake_of(node, recorder)
         if not isinstance(fake, Tensor):
             return None
-        if fake.dim() != tensor.dim() or _hints(fake.shape) != list(tensor.shape):
+        if fake.dim() != tensor.dim() or any(
+                h is not None and h != r for h, r in zip(_hints(fake.shape), tensor.shape)):
             self.give_up("a symbolic shape %s disagreed with the real one %s"
                          % (tuple(fake.shape), tuple(tensor.shape)))
             return None
@@ -288,9 +310,10 @@ class SizeTracker:
 
 
 def _hints(shape):
-    from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
+    """The sizes' values on this call (None for an unbacked size)."""
+    from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw, has_guarding_hint
 
-    return [guarding_hint_or_throw(s) for s in shape]
+    return [guarding_hint_or_throw(s) if has_guarding_hint(s) else None for s in shape]
 
 
 def _sym(value):
@@ -316,8 +339,24 @@ def _target_name(node):
 def read(cap, func, name, prop, args):
     """A size read by a torch call, or None when ``func`` is no size read
     of a tensor with symbolic sizes (then the call runs as usual)."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        return _read(cap, func, prop, args)
+    except GuardOnDataDependentSymNode:
+        cap.break_graph("data-dependent-shape", "%s needs the exact value of a data-dependent "
+                        "size" % (prop or name))
+        return None
+
+
+def _read(cap, func, prop, args):
     sizes = cap.recording.sizes
-    if not args or not issubclass(type(args[0]), Tensor) or not sizes.active:
+    if not args or not issubclass(type(args[0]), Tensor):
+        return None
+    if not sizes.active:
+        if sizes.unbacked:  # (a data-dependent size would be read as a constant)
+            cap.break_graph("data-dependent-shape", "a size was read after the sizes could "
+                            "no longer be followed (%s)" % sizes.given_up)
         return None
     rec = cap.recording.recorder
     tensor = args[0]
@@ -355,7 +394,19 @@ def step(vm, frame, ins):
     """Before a (non-inline) instruction of a capture with symbolic sizes:
     run it here if it computes on SymbolicInts (arithmetic, comparisons,
     truth tests; then True), or specialize the ones it would consume in a
-    way the graph cannot follow (then False: it runs as usual)."""
+    way the graph cannot follow (then False: it runs as usual).  A
+    decision on a data-dependent (unbacked) size is a graph break."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        return _step(vm, frame, ins)
+    except GuardOnDataDependentSymNode:
+        vm.capture.break_graph("data-dependent-shape", "%s decides on a data-dependent size"
+                               % ins.opname)
+        return False
+
+
+def _step(vm, frame, ins):
     cap = vm.capture
     sizes = cap.recording.sizes
     stack = frame.stack
@@ -492,6 +543,16 @@ def guard_operands(cap, frame, ins):
     """Before an instruction that :mod:`.tracked_ints` models (a frame
     holding ints from tensor data): sizes among its operands are exact
     (the model would take them for constants)."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        _guard_operands(cap, frame, ins)
+    except GuardOnDataDependentSymNode:
+        cap.break_graph("data-dependent-shape", "a data-dependent size next to an int from "
+                        "tensor data")
+
+
+def _guard_operands(cap, frame, ins):
     if ins.opname in ("BINARY_OP", "COMPARE_OP"):
         stack = frame.stack
         for at in (-2, -1):
