@@ -78,11 +78,10 @@ Usage::
 import argparse
 import dataclasses
 import logging
-import statistics
 import sys
 import traceback
 import warnings
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import _harness as H  # noqa: E402  (puts the repository root on sys.path)
 import torch  # noqa: E402
@@ -617,6 +616,10 @@ def main(argv=None):
              len(set(args.schedule)), args.steps, args.repeat))
     print("- " + H.environment_line())
     print("- schedule (batch, length): %s" % " ".join("%dx%d" % s for s in args.schedule))
+    print("- captures: pyinterp's cache entries (len(traced.cache_entries())), "
+          "torch.compile's counters['stats']['unique_graphs']; compiles: the counting "
+          "backend's, both; native calls: calls that neither compiled nor ran a graph "
+          "(pyinterp's past cache_limit=8)")
     rows = run(args)
     text, all_met = report(rows)
     print()

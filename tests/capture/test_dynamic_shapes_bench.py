@@ -9,9 +9,7 @@ The run is in a child process (as ``test_real_world_bench.py`` does): it
 resets Dynamo and compiles many graphs, which this process's later tests
 need not see.
 """
-import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -19,8 +17,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 pytest.importorskip("transformers", reason="the generation loop needs transformers")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCHMARKS = os.path.join(ROOT, "benchmarks")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_support import BENCHMARKS, benchmark_child_results  # noqa: E402
+
 sys.path.insert(0, BENCHMARKS)
 import dynamic_shapes  # noqa: E402
 
@@ -47,14 +46,7 @@ sys.stdout.write("RESULTS " + json.dumps({"rows": out, "report": text}) + "\\n")
 
 @pytest.fixture(scope="module")
 def results():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [BENCHMARKS, ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    done = subprocess.run([sys.executable, "-c", _CHILD], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert done.returncode == 0 and lines, done.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS "):])
+    return benchmark_child_results(_CHILD, timeout=600)
 
 
 def test_every_output_equals_eager_on_both_systems(results):

@@ -10,17 +10,16 @@ The cases run in one child process: a ``torch.compile`` that fails
 (Dynamo refusing ``Variable``, on 3.12) leaves its process unable to nest
 calls as deeply in new threads, which later tests of this process need.
 """
-import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BENCHMARKS = os.path.join(ROOT, "benchmarks")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_support import BENCHMARKS, benchmark_child_results  # noqa: E402
+
 sys.path.insert(0, BENCHMARKS)
 import real_world  # noqa: E402
 
@@ -45,14 +44,7 @@ sys.stdout.write("RESULTS " + json.dumps(out) + "\\n")
 
 @pytest.fixture(scope="module")
 def rows():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [BENCHMARKS, ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    done = subprocess.run([sys.executable, "-c", _CHILD], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert done.returncode == 0 and lines, done.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS "):])
+    return benchmark_child_results(_CHILD, timeout=900)
 
 
 def test_quick_covers_every_category():

@@ -24,11 +24,18 @@ a graph calls the backend once, a cache hit calls nothing.
 * ``line_of(fn, marker)`` -- the absolute line number of the line of ``fn``'s
   source that contains ``marker`` (for break-reason line checks).
 * ``fresh(*shape, ...)`` -- a small deterministic float tensor.
+* ``benchmark_child_results(code, timeout)`` -- runs ``code`` in a child
+  Python with ``benchmarks/`` importable; returns the JSON of its
+  ``RESULTS`` line (the benchmark tests run their cases there).
 """
 import copy
 import dataclasses
 import inspect
+import json
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -175,3 +182,23 @@ def raises_same(fn_a, fn_b, *args, **kwargs):
     assert type(traced_info.value) is type(eager_info.value), (traced_info.value, eager_info.value)
     assert str(traced_info.value) == str(eager_info.value)
     return traced_info.value
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCHMARKS = os.path.join(ROOT, "benchmarks")
+
+
+def benchmark_child_results(code, timeout):
+    """Run ``code`` in a child Python, in the repository root with
+    ``benchmarks/`` and the root first on its path; return the JSON that
+    its last line starting ``RESULTS `` carries.  (A benchmark's cases
+    reset Dynamo, compile many graphs, or leave a failed ``torch.compile``'s
+    state behind, which this process's later tests need not see.)"""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [BENCHMARKS, ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert done.returncode == 0 and lines, done.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULTS "):])
