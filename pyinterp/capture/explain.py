@@ -12,6 +12,7 @@ entries and the guards that failed (its recompiles).
 from typing import Any, Callable
 
 from . import explain_text, torchversion
+from .guardfail import name_parameters
 from .specialized import specializations
 from .traced import Traced, as_traced, brief_failure, capture, describe_guard, roots_of
 
@@ -29,7 +30,10 @@ class Explanation:
     ``guards`` are the guards as readable Python, ``guard_code`` the guard
     function, ``mock`` the mock, ``times`` the seconds spent (``capture``,
     ``guards``, ``compile``), ``specializations`` the inputs and values the
-    entry is specialized on, ``result`` what the call returned.  For a
+    entry is specialized on, ``dynamic_lines`` its symbolic dimensions and
+    why, what was specialized and why, and the size relations guarded (a
+    traced function's explain captures with its ``dynamic`` setting and
+    the dimensions it has seen change), ``result`` what the call returned.  For a
     traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
     most recent first; None otherwise) and ``recompile_reasons``
     (``(guard, failures)`` pairs).
@@ -51,6 +55,8 @@ class Explanation:
         self.times = dict(trace.times)
         self.compile_times = _times_line(self.times)
         self.specializations = specializations(trace.guards, trace.param_names)
+        self.dynamic_lines = [] if trace.dynamic is None else [
+            name_parameters(line, trace.param_names) for line in trace.dynamic.lines()]
         self.cache_entries = None if cache is None else [e.trace for e in cache]
         self.recompile_reasons = [] if cache is None else recompile_reasons(cache)
 
@@ -94,10 +100,13 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     ``print(explanation)`` shows a summary, ``explanation.details()`` all.
     """
     torchversion.require_torch("pyinterp.explain")
-    cache = None
+    cache = policy = None
     fn = as_traced(fn)  # (a traced module: its Traced)
     if isinstance(fn, Traced):
         cache = list(fn._entries)
+        # (the dimensions its next capture would keep symbolic)
+        policy = fn._dim_policy(args, kwargs, ())
         fn = fn.__wrapped__
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True), name, cache)
+    return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True, dim_policy=policy),
+                       name, cache)

@@ -108,6 +108,11 @@ def summary(exp):
     out += _graphs(exp)
     out += _breaks(exp)
     out += _specializations(exp)
+    if exp.dynamic_lines:
+        out.append("Dynamic shapes:")
+        out += [clip("  " + line) for line in exp.dynamic_lines[:SHOWN_DYNAMIC]]
+        if len(exp.dynamic_lines) > SHOWN_DYNAMIC:
+            out.append("  ... %d more (dynamic_lines)" % (len(exp.dynamic_lines) - SHOWN_DYNAMIC))
     out += _guard_kinds(exp)
     out += _recompiles(exp)
     out.append("Times: " + exp.compile_times)
@@ -170,6 +175,7 @@ def _specializations(exp):
 _KIND_NAMES = {"Contains": "key in", "Identity": "identity", "ValueEq": "value",
                "TypeIs": "type", "ClassLookups": "class lookups",
                "NoModuleHooks": "no module hooks", "TensorMatch": "tensor",
+               "TensorKind": "symbolic tensor", "ShapeRelations": "size relations",
                "SameObject": "same object", "LenIs": "length", "KeysAre": "keys",
                "StateIs": "torch state", "HasAttr": "hasattr", "Distinct": "distinct"}
 

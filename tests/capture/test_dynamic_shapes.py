@@ -379,3 +379,13 @@ def test_unbacked_sizes_compile_with_inductor():
             x = torch.randn(8, 3)
             torch.testing.assert_close(traced(x), _unique_embed(x))
     assert traced.cache_entries()[0].hits == 2
+
+
+def test_explain_names_symbolic_dims_specializations_and_relations():
+    traced = pyinterp.trace(loop_over_size, backend="eager", dynamic=True)
+    traced(torch.randn(3, 4))
+    text = str(pyinterp.explain(traced, torch.randn(3, 5)))
+    assert "Dynamic shapes:" in text
+    assert "symbolic: x dims [1] (dynamic=True)" in text
+    assert "range() received it" in text and "x.shape[0] == 3" in text
+    assert "2 <= x.shape[1]" in text
