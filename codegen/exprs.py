@@ -8,7 +8,9 @@ Python for ``explain``, so the two always agree.
 """
 import sys
 
-from ..refgraph.expr import Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj, is_literal
+from ..opcodes.info import NB_SYMBOLS
+from ..refgraph.expr import (BinOp, Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj,
+                             is_literal)
 
 PY313 = sys.version_info >= (3, 13)
 
@@ -80,6 +82,10 @@ class ExprCompiler:
                 e.contains_op(negate=op == "not in")
             else:
                 e.compare(op)
+        elif tp is BinOp:
+            self.emit(expr.left)
+            self.emit(expr.right)
+            e.emit("BINARY_OP", NB_SYMBOLS.index(expr.op))
         elif tp is Not:
             self.emit(expr.operand)
             if PY313:
@@ -131,7 +137,7 @@ def depth(expr):
         args = list(expr.args) + [v for _, v in expr.kwargs]
         inner = [2 + i + depth(a) for i, a in enumerate(args)]
         return max([1 + depth(expr.func)] + inner + [3 + len(args)])
-    if tp is Compare:
+    if tp is Compare or tp is BinOp:
         return max(depth(expr.left), 1 + depth(expr.right))
     if tp is Not:
         return depth(expr.operand)

@@ -114,6 +114,18 @@ class Compare(Expr):
 
 
 @attrs.frozen
+class BinOp(Expr):
+    """``left <op> right`` with op one of ``+ - * // %`` (size arithmetic)."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+    def render(self, names):
+        return "(%s %s %s)" % (self.left.render(names), self.op, self.right.render(names))
+
+
+@attrs.frozen
 class Not(Expr):
     """``not operand``."""
 

@@ -17,8 +17,9 @@ import weakref
 
 import attrs
 
+from . import relations
 from .expr import Build, Call, Compare, GetAttr, GetItem, Not, Obj, const
-from .sources import key_value
+from .sources import Attr, key_value
 
 _type = Obj(type, "type")
 _len = Obj(len, "len")
@@ -229,26 +230,27 @@ class TensorKind(Guard):
 
 @attrs.define
 class ShapeRelations(Guard):
-    """The sizes and strides of tensors with symbolic dimensions: one
-    function ``check`` of the tensors (at ``tensors``, in order), true when
-    every relation of ``lines`` holds.  The lines are readable Python over
-    the tensors' paths (``x.shape[0] >= 2``); the function is the same
-    checks, compiled once (see :mod:`pyinterp.capture.values.shape_guards`).
-    ``source`` is the first tensor's path."""
+    """The sizes and strides of tensors with symbolic dimensions (at
+    ``tensors``, in order): every relation of ``code`` holds, each written
+    over ``t<k>``, ``s<k>`` and ``r<k>`` (the k-th tensor, its shape, its
+    strides: :mod:`.relations`); ``lines`` are the same relations over the
+    tensors' paths (``x.shape[0] >= 2``), for people.  ``source`` is the
+    first tensor's path."""
 
     tensors: tuple = ()
-    check: object = None
+    code: tuple = ()
     lines: tuple = ()
 
     def sources(self):
-        return tuple(self.tensors)
+        return tuple(self.tensors) + tuple(Attr(t, "shape") for t in self.tensors)
 
     def checks(self, resolve):
-        hint = "shape_relations_%x" % (id(self.check) & 0xffffff)
-        return [Call(Obj(self.check, hint), tuple(resolve(s) for s in self.tensors))]
+        tensors = [resolve(t) for t in self.tensors]
+        shapes = [resolve(Attr(t, "shape")) for t in self.tensors]
+        return [c for line in self.code for c in relations.checks(line, tensors, shapes)]
 
     def _key_extra(self):
-        return (id(self.check),)
+        return (self.code,)
 
 
 def _c_method(via, name):

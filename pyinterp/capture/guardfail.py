@@ -29,13 +29,15 @@ _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operat
             "is not": operator.is_not, "in": lambda a, b: a in b,
             "not in": lambda a, b: a not in b}
 _BUILD = {"tuple": tuple, "list": list, "set": set}
+_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+               "//": operator.floordiv, "%": operator.mod}
 _TENSOR_FIELDS = ("dtype", "device", "shape", "stride()", "requires_grad")
 
 
 def evaluate(expr, env):
     """The value of an :mod:`~pyinterp.refgraph.expr` tree; ``env`` holds the
     locals (``args``, ``kwargs``)."""
-    from ..refgraph.expr import Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj
+    from ..refgraph.expr import BinOp, Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj
 
     tp = type(expr)
     if tp is Local:
@@ -53,6 +55,8 @@ def evaluate(expr, env):
         return _COMPARE[expr.op](evaluate(expr.left, env), evaluate(expr.right, env))
     if tp is Not:
         return not evaluate(expr.operand, env)
+    if tp is BinOp:
+        return _ARITHMETIC[expr.op](evaluate(expr.left, env), evaluate(expr.right, env))
     if tp is Build:
         if expr.kind == "dict":
             return {evaluate(k, env): evaluate(v, env) for k, v in expr.items}
@@ -161,10 +165,6 @@ def _failed(guard, env, names):
 
     if type(guard) is G.TensorMatch:
         return _tensor(guard, env, names)
-    if type(guard) is G.ShapeRelations:
-        tensors = [evaluate(source.expr(), env) for source in guard.tensors]
-        line = guard.check.first_failing(*tensors)
-        return name_parameters("%s: false" % line, names) if line else "no relation fails now"
     for check in guard.checks(_path):
         if evaluate(check, env):
             continue

@@ -185,7 +185,6 @@ def entry_guards(sizes, guards):
         readable.append(user_text(sizes, text))
     static = ["%s.%s[%s] == %s" % (paths[i], "shape" if kind == "s" else "stride()", d, v)
               for i in symbolic for kind, d, v in _static_parts(inputs[i][2])]
-    check = _compile_check(len(symbolic), code_lines, static + readable)
     dynamic_sources = {inputs[i][0].render(): inputs[i] for i in symbolic}
     out = []
     for guard in guards:
@@ -198,9 +197,11 @@ def entry_guards(sizes, guards):
                                 device=guard.device, rank=len(guard.shape),
                                 requires_grad=guard.requires_grad, site=guard.site))
     lines = tuple(static + readable)
-    out.append(G.ShapeRelations(inputs[symbolic[0]][0],
-                                tensors=tuple(inputs[i][0] for i in symbolic),
-                                check=check, lines=lines))
+    relations = G.ShapeRelations(inputs[symbolic[0]][0],
+                                 tensors=tuple(inputs[i][0] for i in symbolic),
+                                 code=tuple(code_lines), lines=lines)
+    relations.checks(lambda source: source.expr())  # (a form it cannot emit: ValueError now)
+    out.append(relations)
     return out, lines
 
 
@@ -233,38 +234,6 @@ def _static_parts(fake):
     out = [("s", d, constant(v)) for d, v in enumerate(fake.shape) if constant(v) is not None]
     return out + [("r", d, constant(v)) for d, v in enumerate(fake.stride())
                   if constant(v) is not None]
-
-
-def _compile_check(count, lines, readable):
-    params = ", ".join("t%d" % k for k in range(count))
-    body = ["def shape_relations(%s):" % params]
-    for k in range(count):
-        body.append("    s%d = t%d.shape" % (k, k))
-        body.append("    r%d = t%d.stride()" % (k, k))
-    body.append("    return (%s)" % (" and\n            ".join(
-        "(%s)" % line for line in lines) if lines else "True"))
-    namespace = {"math": __import__("math"), "torch": torch}
-    exec(compile("\n".join(body), "<pyinterp shape relations>", "exec"), namespace)  # noqa: S102
-    fn = namespace["shape_relations"]
-    fn.source_text = "\n".join(body)
-    fn.first_failing = _first_failing(count, lines, readable)
-    return fn
-
-
-def _first_failing(count, lines, readable):
-    """``(tensors...) -> the readable line of the first relation that
-    fails``, or None (for the reason of a miss; not on the hit path)."""
-
-    def first_failing(*tensors):
-        env = {"math": __import__("math"), "torch": torch}
-        for k, t in enumerate(tensors):
-            env["t%d" % k], env["s%d" % k], env["r%d" % k] = t, t.shape, t.stride()
-        for line, text in zip(lines, readable):
-            if not eval(line, env):  # noqa: S307 - our own rendered relations
-                return text
-        return None
-
-    return first_failing
 
 
 def symbolic_dims(sizes):
