@@ -16,7 +16,7 @@ the call's real tensors, but the sizes it reads stay symbols in the graph:
 * A size read (``x.shape``, ``x.size()``, ``x.size(1)``, ``len(x)``,
   ``x.numel()``) of a symbolic dimension gives a
   :class:`~pyinterp.refgraph.symbolic.SymbolicInt`: the real int, with its
-  ``SymInt`` and a ``sym_size`` node.  Python ``+ - * // %`` and unary
+  ``SymInt`` and a ``size`` node (``x.size(d)``, as Dynamo records it).  Python ``+ - * // %`` and unary
   ``-`` on them give new ones, recorded as ``operator`` nodes
   (:func:`step`); where one reaches a recorded op, the recorder uses its
   node.
@@ -198,7 +198,7 @@ class SizeTracker:
             return real
         dim = dim + fake.dim() if dim < 0 else dim
         return self._symbolic(recorder, real, fake.shape[dim], (tensor, dim),
-                              torch.ops.aten.sym_size.int, dim)
+                              "size", dim)
 
     def shape(self, recorder, tensor):
         """``tensor.shape``: a ``torch.Size`` holding SymbolicInts for the
@@ -207,8 +207,8 @@ class SizeTracker:
         real = tensor.shape
         if fake is None or not any(type(s) is torch.SymInt for s in fake.shape):
             return real
-        return torch.Size([self._symbolic(recorder, r, f, (tensor, d), torch.ops.aten.sym_size.int,
-                                          d) for d, (r, f) in enumerate(zip(real, fake.shape))])
+        return torch.Size([self._symbolic(recorder, r, f, (tensor, d), "size", d)
+                           for d, (r, f) in enumerate(zip(real, fake.shape))])
 
     def numel(self, recorder, tensor):
         fake = self._fake_tensor(recorder, tensor)
@@ -216,7 +216,7 @@ class SizeTracker:
         if fake is None:
             return real
         return self._symbolic(recorder, real, fake.numel(), (tensor, "numel"),
-                              torch.ops.aten.sym_numel.default)
+                              "numel")
 
     def strides(self, recorder, tensor):
         """``tensor.stride()``: plain ints; symbolic strides are specialized
@@ -261,13 +261,14 @@ class SizeTracker:
             return None
         return fake
 
-    def _symbolic(self, recorder, real, sym, key, target, *extra):
+    def _symbolic(self, recorder, real, sym, key, method, *extra):
         if type(sym) is not torch.SymInt or sym.node.maybe_as_int() is not None:
             return real
         known = self._sizes.get(key)
         if known is None or getattr(known[1], "_erased", False):  # (a speculative arm's)
             tensor = key[0]
-            node = recorder.graph.call_function(target, (recorder.node_for(tensor),) + extra)
+            # (a method call: cheap when the eager backend runs the graph)
+            node = recorder.graph.call_method(method, (recorder.node_for(tensor),) + extra)
             known = self._sizes[key] = (sym, node)
             recorder.pinned.append(tensor)  # (its id keys the memo)
         return SymbolicInt(real, known[0], known[1])
