@@ -389,3 +389,31 @@ def test_explain_names_symbolic_dims_specializations_and_relations():
     assert "symbolic: x dims [1] (dynamic=True)" in text
     assert "range() received it" in text and "x.shape[0] == 3" in text
     assert "2 <= x.shape[1]" in text
+
+
+def _slices_and_star_args(x):
+    n = x.shape[0]
+    head = x[: n // 2]  # (BINARY_SLICE on 3.12+)
+    x[n // 2:] = 0.5  # (STORE_SLICE on 3.12+)
+    return head.reshape(*head.shape[:-1], -1, 1) * +n
+
+
+def test_slices_and_star_arguments_stay_symbolic():
+    backend = Counting()
+    traced = pyinterp.trace(_slices_and_star_args, backend=backend, dynamic=True)
+    for shape in [(4, 3), (6, 3), (8, 3), (10, 3)]:
+        x = torch.randn(*shape)
+        torch.testing.assert_close(traced(x.clone()), _slices_and_star_args(x.clone()))
+    # (unary + specializes the size: one graph per first dimension)
+    assert backend.compiles == 4
+    backend = Counting()
+
+    def no_plus(x):
+        n = x.shape[0]
+        return x[: n // 2].reshape(-1, *x.shape[1:]) * n
+
+    traced = pyinterp.trace(no_plus, backend=backend, dynamic=True)
+    for shape in [(4, 3), (6, 3), (8, 3), (10, 3)]:
+        x = torch.randn(*shape)
+        torch.testing.assert_close(traced(x), no_plus(x))
+    assert backend.compiles == 1

@@ -36,6 +36,7 @@ computed is a function of the guarded shapes.
 Records (:class:`~..state.Capture`): owns ``recording.sizes`` (None in a
 static capture); reads ``recording.recorder``, ``breaks``, ``top``.
 """
+import dis
 import operator
 import types
 
@@ -68,8 +69,14 @@ _MOVES = rules.keys("float_flow", "float_move") | info.for_running({
                "RAISE_VARARGS", "RERAISE", "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH",
                "BEFORE_WITH", "MAKE_FUNCTION"),
     info.V311: ("LOAD_METHOD", "LIST_TO_TUPLE"),
-    info.SINCE_312: ("CALL_INTRINSIC_1", "LOAD_SUPER_ATTR"),
+    info.SINCE_312: ("LOAD_SUPER_ATTR",),
 })
+# CALL_INTRINSIC_1 (3.12+) moves only for LIST_TO_TUPLE (``f(*args)``);
+# its other forms (``+n``...) compute.
+_LIST_TO_TUPLE = dis._intrinsic_1_descs.index("INTRINSIC_LIST_TO_TUPLE") \
+    if hasattr(dis, "_intrinsic_1_descs") else None
+# Slices of a container (3.12+): the container's depth below the top.
+_SLICES = info.for_running({info.SINCE_312: ("BINARY_SLICE", "STORE_SLICE")})
 _TOP_FRAME_EXITS = info.RETURNS | info.for_running({info.ALL: ("YIELD_VALUE",)})
 _STORED_AT = {"STORE_ATTR": -2, "STORE_SUBSCR": -3, "STORE_GLOBAL": -1, "STORE_DEREF": -1,
               "STORE_NAME": -1}
@@ -445,6 +452,15 @@ def _step(vm, frame, ins):
                 stack[at] = sizes.specialize(stack[at], "it is stored (%s)" % name, cap.site())
         return False
     if name in _MOVES or name in info.CONDITIONAL_JUMPS:
+        return False
+    if name == "CALL_INTRINSIC_1" and ins.arg == _LIST_TO_TUPLE:
+        return False
+    if name in _SLICES:  # x[a:b] (3.12+): a tensor's slice records the sizes
+        if not issubclass(type(stack[-3]), Tensor):
+            for at in (-2, -1):
+                if carries(stack[at]):
+                    stack[at] = sizes.specialize(stack[at], "it slices a %s"
+                                                 % type(stack[-3]).__name__, cap.site())
         return False
     if name == "BINARY_SUBSCR":
         if carries(stack[-1]) and not issubclass(type(stack[-2]), Tensor):
