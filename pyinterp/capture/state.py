@@ -318,13 +318,21 @@ class Capture:
         """A torch function, Tensor method or tensor property was called."""
         if not self.breaks.active:
             return func(*args, **kwargs)
+        if self.recording.sizes is None or not self.recording.sizes.active:
+            return self._torch_call(func, args, kwargs)
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
-        if self.recording.sizes is not None and (prop == "shape" or name in _SIZE_READS) \
-                and not self.interp.opaque:
+        if (prop == "shape" or name in _SIZE_READS) and not kwargs and not self.interp.opaque:
             value = sizes.read(self, func, name, prop, args)
             if value is not None:  # x.shape with symbolic sizes
                 return value
+        result = self._torch_call(func, args, kwargs)
+        sizes.after_call(self, prop or name, args, kwargs, result)
+        return result
+
+    def _torch_call(self, func, args, kwargs):
+        name = getattr(func, "__name__", "")
+        prop = _property_name(func)
         graph_args, graph_kwargs = args, kwargs
         if func is torch.tensor and args and not self.interp.opaque:
             # torch.tensor(np.tile([1, 2], 2)): the array's values as a constant

@@ -417,3 +417,16 @@ def test_slices_and_star_arguments_stay_symbolic():
         x = torch.randn(*shape)
         torch.testing.assert_close(traced(x), no_plus(x))
     assert backend.compiles == 1
+
+
+@pytest.mark.parametrize("read", [
+    lambda x: torch.numel(x), lambda x: x.nelement(), lambda x: x.stride(0),
+    lambda x: x.size(dim=1), lambda x: len(x.tolist()),
+    lambda x: int(torch.is_same_size(x, x[:3])),
+], ids=["torch.numel", "nelement", "stride(0)", "size(dim=1)", "tolist", "is_same_size"])
+def test_size_reads_not_modeled_fix_the_sizes(read):
+    def f(x):
+        return x * read(x)
+
+    traced = pyinterp.trace(f, backend="eager", dynamic=True)
+    _check(f, traced, [(3, 2), (4, 2), (3, 5), (2, 2), (3, 2), (5, 4)])

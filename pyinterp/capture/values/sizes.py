@@ -381,7 +381,7 @@ def _read(cap, func, prop, args):
             return sizes.shape(rec, tensor)
         if len(args) == 2 and type(args[1]) is int:
             return sizes.size(rec, tensor, args[1])
-        return None
+        return None  # (after_call: the plain result fixes the sizes)
     if func is _LEN:
         return sizes.size(rec, tensor, 0) if tensor.dim() else None
     if func is _NUMEL and len(args) == 1:
@@ -389,6 +389,43 @@ def _read(cap, func, prop, args):
     if func is _STRIDE and len(args) == 1:
         return sizes.strides(rec, tensor)
     return None
+
+
+# Tensor methods and properties whose plain results do not depend on sizes.
+_SIZE_FREE = frozenset({
+    "dim", "ndim", "ndimension", "element_size", "get_device", "is_floating_point",
+    "is_complex", "is_signed", "is_cuda", "is_cpu", "is_sparse", "is_quantized", "is_meta",
+    "is_mkldnn", "is_nested", "requires_grad", "is_leaf", "_version", "is_inference",
+    "is_conj", "is_neg", "dtype", "device", "layout", "names", "grad_fn", "retains_grad",
+})
+_PLAIN_RESULTS = (int, float, bool, tuple, list, torch.Size)
+
+
+def after_call(cap, name, args, kwargs, result):
+    """After a torch call the size reads did not model (``torch.numel(x)``,
+    ``x.stride(0)``, ``x.size(dim=1)``, ``x.tolist()``, ``torch.is_same_size``...):
+    a plain result that may depend on the sizes of a tensor argument fixes
+    those sizes (its exact sizes are guarded)."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    sizes = cap.recording.sizes
+    if name in _SIZE_FREE or not sizes.active or not issubclass(type(result), _PLAIN_RESULTS) \
+            or _has_tensor(result):
+        return
+    try:
+        for value in tuple(args) + tuple(kwargs.values()):
+            if issubclass(type(value), Tensor):
+                sizes.specialize_tensor(cap.recording.recorder, value,
+                                        "%s() gave a plain value" % name, cap.site())
+    except GuardOnDataDependentSymNode:
+        cap.break_graph("data-dependent-shape", "%s() needs the exact value of a "
+                        "data-dependent size" % name)
+
+
+def _has_tensor(value):
+    if issubclass(type(value), Tensor):
+        return True
+    return issubclass(type(value), (tuple, list)) and any(_has_tensor(v) for v in value)
 
 
 _SIZE = Tensor.size
