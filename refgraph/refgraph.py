@@ -177,10 +177,11 @@ class RefGraph:
             # Its class changes when it is initialized, which fails this guard.
             self.add_guard(G.TypeIs(source, tp=tp, site=site))
         elif torch is not None and issubclass(type(value), torch.Tensor):
+            with torch._C.DisableTorchFunction():  # (our read, not the program's)
+                shape, stride = tuple(value.shape), tuple(value.stride())
             self.add_guard(G.TensorMatch(
                 source, tp=tp, dtype=value.dtype, device=value.device,
-                shape=tuple(value.shape), stride=tuple(value.stride()),
-                requires_grad=value.requires_grad, site=site))
+                shape=shape, stride=stride, requires_grad=value.requires_grad, site=site))
             self._tensor_sources.append(source)
         elif tp in _IDENTITY_TYPES or issubclass(tp, type) or _is_enum_member(value):
             # (a class by identity whatever its metaclass: ABCMeta, EnumMeta...)

@@ -250,16 +250,26 @@ class SizeTracker:
             self._guard_value(s)
 
     def _fake_tensor(self, recorder, tensor):
-        if not self.active or type(tensor) not in (Tensor, torch.nn.Parameter):
+        """The fake tensor of ``tensor``; None after :meth:`give_up` (then
+        the entry guards exact shapes).  A size the graph cannot follow (a
+        tensor subclass, a tensor with no node) gives up: its real value
+        would otherwise be taken for a constant."""
+        if not self.active:
+            return None
+        if type(tensor) not in (Tensor, torch.nn.Parameter):
+            self.give_up("a size of a %s was read" % type(tensor).__name__)
             return None
         from ...refgraph.fxgraph import Unrepresentable
 
         try:
             node = recorder.node_for(tensor)
-        except Unrepresentable:
+        except Unrepresentable as e:
+            self.give_up("a size of a tensor outside the graph was read (%s)" % e.message)
             return None
         fake = self.fake_of(node, recorder)
         if not isinstance(fake, Tensor):
+            if self.active:
+                self.give_up("a size of a tensor the fake replay did not make was read")
             return None
         if fake.dim() != tensor.dim() or any(
                 h is not None and h != r for h, r in zip(_hints(fake.shape), tensor.shape)):
