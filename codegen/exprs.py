@@ -6,9 +6,9 @@ generated function's globals under readable names (``torch_float32``,
 ``Linear``...), and the same names are used when the code is rendered as
 Python for ``explain``, so the two always agree.
 """
+import dis
 import sys
 
-from ..opcodes.info import NB_SYMBOLS
 from ..refgraph.expr import (BinOp, Build, Call, Compare, GetAttr, GetItem, Local, Not, Obj,
                              is_literal)
 
@@ -85,7 +85,7 @@ class ExprCompiler:
         elif tp is BinOp:
             self.emit(expr.left)
             self.emit(expr.right)
-            e.emit("BINARY_OP", NB_SYMBOLS.index(expr.op))
+            e.emit("BINARY_OP", _NB_SYMBOLS.index(expr.op))
         elif tp is Not:
             self.emit(expr.operand)
             if PY313:
@@ -122,6 +122,9 @@ class ExprCompiler:
             self.emit(item)
         e.emit({"tuple": "BUILD_TUPLE", "list": "BUILD_LIST", "set": "BUILD_SET"}[expr.kind],
                len(expr.items))
+
+
+_NB_SYMBOLS = [symbol for _, symbol in dis._nb_ops]  # BINARY_OP's argument by operator
 
 
 def depth(expr):
