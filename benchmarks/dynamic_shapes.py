@@ -27,6 +27,9 @@ value ``D`` (``--dynamic``: none, true; default both), after an eager run
 (the reference outputs, and the eager schedule time, from a second eager
 run):
 
+0. with inductor, one throwaway ``torch.compile`` of the workload in a
+   fresh cache (:func:`warm_up_workload`: process-wide first-use costs of
+   its kinds of kernels land on neither timed side);
 1. ``torch._dynamo.reset()``, ``pyinterp.reset()``; ``pyinterp.trace(model,
    backend=counting, dynamic=D)`` runs the whole schedule, timed (captures
    and compiles included; with inductor inside a fresh Inductor cache, so
@@ -412,6 +415,21 @@ class Row:
         }
 
 
+def warm_up_workload(runner, backend):
+    """With Inductor: one throwaway ``torch.compile`` of the workload's last
+    call, in a fresh Inductor cache, before either timed side.  The first
+    compile of a kind of kernel in a process (a convolution, say) pays
+    process-wide first-use costs that no cache directory holds (measured:
+    the ResNet's first symbolic compile took about twice as long for
+    whichever system ran first); this puts them on neither side."""
+    if backend != "inductor":
+        return
+    H.dynamo_reset()
+    with H.cold_compile(backend):
+        runner.last_call(torch.compile(runner.target(), backend="inductor"))()
+    H.dynamo_reset()
+
+
 def run_workload(workload, backend, dynamic_names, schedule, steps, repeat, verbose=False):
     """All rows of one workload and backend (one per dynamic value)."""
     import pyinterp
@@ -422,6 +440,7 @@ def run_workload(workload, backend, dynamic_names, schedule, steps, repeat, verb
     with torch.no_grad():
         runner.play(runner.target())  # (lazy set-up of eager's first call)
         reference = runner.play(runner.target())
+        warm_up_workload(runner, backend)
         eager_s = H.time_once(lambda: runner.play(runner.target()), lambda: None)
         for name in dynamic_names:
             row = Row(workload.name, backend, name, runner.steps, shapes, eager_s)

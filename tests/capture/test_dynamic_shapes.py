@@ -430,3 +430,17 @@ def test_size_reads_not_modeled_fix_the_sizes(read):
 
     traced = pyinterp.trace(f, backend="eager", dynamic=True)
     _check(f, traced, [(3, 2), (4, 2), (3, 5), (2, 2), (3, 2), (5, 4)])
+
+
+def test_mark_dynamic_range_is_checked():
+    def f(x):
+        return x * 2
+
+    traced = pyinterp.trace(f, backend="eager", fullgraph=True)
+    x = torch.randn(4, 3)
+    torch._dynamo.mark_dynamic(x, 0, min=2, max=64)
+    torch.testing.assert_close(traced(x), f(x))
+    lines = traced.cache_entries()[0].dynamic_lines
+    assert any("x.shape[0] <= 64" in t for t in lines), lines
+    big = torch.randn(80, 3)  # outside the range: a miss, never a wrong result
+    torch.testing.assert_close(traced(big), f(big))

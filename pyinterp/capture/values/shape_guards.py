@@ -34,13 +34,14 @@ class DimChoice:
     """The symbolic dimensions of one input tensor (``dims``) and those
     ``mark_dynamic`` requires to stay symbolic (``required``)."""
 
-    __slots__ = ("rank", "dims", "required", "why")
+    __slots__ = ("rank", "dims", "required", "why", "ranges")
 
-    def __init__(self, rank, dims, required, why):
+    def __init__(self, rank, dims, required, why, ranges=None):
         self.rank = rank
         self.dims = frozenset(dims)
         self.required = frozenset(required)
         self.why = why  # dim -> why it is symbolic
+        self.ranges = ranges or {}  # dim -> (min, max) of mark_dynamic(min=, max=)
 
     @property
     def dynamic(self):
@@ -53,10 +54,26 @@ class DimChoice:
                 for d in range(self.rank)]
 
     def constraints(self):
-        from torch.fx.experimental.symbolic_shapes import RelaxedUnspecConstraint
+        from torch.fx.experimental.symbolic_shapes import (RelaxedUnspecConstraint,
+                                                           StrictMinMaxConstraint)
+        from torch.utils._sympy.value_ranges import ValueRanges
 
-        return [RelaxedUnspecConstraint(warn_only=False) if d in self.required else None
-                for d in range(self.rank)]
+        out = []
+        for d in range(self.rank):
+            if d in self.ranges:
+                low, high = self.ranges[d]
+                out.append(StrictMinMaxConstraint(warn_only=False, vr=ValueRanges(
+                    low if low is not None else 2, high if high is not None else int_oo())))
+            else:
+                out.append(RelaxedUnspecConstraint(warn_only=False) if d in self.required
+                           else None)
+        return out
+
+
+def int_oo():
+    from torch.utils._sympy.numbers import int_oo as infinity
+
+    return infinity
 
 
 def policy(dynamic, learned):
@@ -80,7 +97,10 @@ def policy(dynamic, learned):
             for d in range(rank):
                 why.setdefault(d, "dynamic=True")
         dims = {d for d in why if 0 <= d < rank and d not in static}
-        return DimChoice(rank, dims, marked & dims, why)
+        ranges = {r.dim: (r.min, r.max)
+                  for r in getattr(tensor, "_dynamo_dynamic_range", ()) or ()
+                  if r.dim in dims and (r.min is not None or r.max is not None)}
+        return DimChoice(rank, dims, marked & dims, why, ranges)
 
     return choose
 
