@@ -587,8 +587,11 @@ def trace(model: Optional[Callable[..., Any]] = None, *, fullgraph: bool = False
     or a callable; ``mode`` (Inductor's modes) and ``options`` (Inductor
     config) are checked now, by Inductor, and raise as ``torch.compile``
     does; ``disable=True`` returns ``model`` untouched.  ``dynamic``:
-    ``None`` and ``False`` specialize on shapes (a new shape captures
-    again); ``True`` warns that symbolic shapes are not supported yet.
+    ``None`` (automatic: the first call specializes, a miss on sizes alone
+    captures again with those dimensions symbolic), ``True`` (every input
+    dimension symbolic from the first call) or ``False`` (exact shapes);
+    ``torch._dynamo.mark_dynamic``/``mark_static`` on the inputs are
+    honoured (docs/trace.md, "Dynamic shapes").
     ``cache_limit`` (``torch.compile``'s ``recompile_limit``): past that
     many entries, new misses run natively.
 
