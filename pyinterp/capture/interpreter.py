@@ -44,8 +44,8 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import (autograd_functions, callbacks, consumers, legacy_tensors, numpy_calls, rules,
-               tensor_setters)
+from . import (autograd_functions, callbacks, checkpointing, consumers, legacy_tensors,  # noqa: F401
+               numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
