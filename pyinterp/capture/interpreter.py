@@ -44,8 +44,8 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import (autograd_functions, callbacks, checkpointing, consumers, legacy_tensors,  # noqa: F401
-               numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
+from . import (autograd_functions, callbacks, checkpointing, consumers, lazy_modules,  # noqa: F401
+               legacy_tensors, numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
@@ -494,7 +494,8 @@ class CaptureInterpreter(Interpreter):
 
     def divert_call(self, fn, args, kwargs):
         """Before the ladder, on every call: count the top frame's callees
-        that a native entry would trace (hybrid.py); then the plain ladder
+        that a native entry would trace (hybrid.py); materialize a lazy
+        module's parameters on its first call (lazy_modules.py); then the plain ladder
         makes the call when capture is off, or when a tracked float it
         receives broke the graph; otherwise the ladder goes on, with this
         interpreter's hooks."""
@@ -503,6 +504,8 @@ class CaptureInterpreter(Interpreter):
             cap.top.count_callee()  # would be traced by a native entry (hybrid.py)
         if not cap.breaks.active:
             return calls.call
+        if lazy_modules.uninitialized(fn):  # (before its class is read and guarded)
+            lazy_modules.materialize(cap, fn, args, kwargs)
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
         if cap.recording.scalars and not is_deferred(fn) \
