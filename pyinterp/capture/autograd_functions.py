@@ -111,12 +111,21 @@ def _unsupported(vm, cls, args, kwargs):
     rec = vm.capture.recording.recorder
     lifted = len(rec.inputs)
     reason = speculate(vm.capture, forward_then_backward, writable=ctx)
-    given = {id(v) for v in tuple(args) + tuple(kwargs.values())}
-    for source, tensor, _ in rec.inputs[lifted:]:
-        if reason is None and id(tensor) not in given:
-            # (a traced backend would bake it into the node as a constant)
-            reason = "it reads the tensor %s from outside" % (source,)
+    if reason is None:
+        reason = reads_outside_tensor(rec, lifted, tuple(args) + tuple(kwargs.values()))
     return reason
+
+
+def reads_outside_tensor(rec, lifted, given):
+    """Why a speculative run is not pure when it lifted an outside tensor
+    other than those ``given`` into the graph (``rec.inputs`` after the
+    first ``lifted``: a traced backend would bake it into the node as a
+    constant), else None."""
+    given = {id(v) for v in given}
+    for source, tensor, _ in rec.inputs[lifted:]:
+        if id(tensor) not in given:
+            return "it reads the tensor %s from outside" % (source,)
+    return None
 
 
 def _all_positional(forward, args, kwargs):

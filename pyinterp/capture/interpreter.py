@@ -44,8 +44,8 @@ from .partial import hybrid
 from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import (autograd_functions, callbacks, checkpointing, consumers, lazy_modules,  # noqa: F401
-               legacy_tensors, numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
+from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
+               lazy_modules, legacy_tensors, numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
@@ -552,6 +552,9 @@ class CaptureInterpreter(Interpreter):
             if result is not MISSING:
                 return result
         if cap.breaks.active:
+            if grad_hooks.removes_captured_hook(cap, func, args):
+                cap.break_graph("native-callback", "removing a gradient hook that the graph "
+                                "holds (grad_hooks.py)")
             handler = captured_call(func)
             if handler is not None:
                 return handler(self, args, kwargs)
