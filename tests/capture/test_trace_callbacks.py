@@ -416,14 +416,16 @@ def test_forward_hooks_and_parametrization_of_a_module():
 def test_fullgraph_break_inside_torch_python_leaves_torch_as_it_was():
     # Tensor.register_hook is torch's Python; the break is raised inside its
     # handle_torch_function's ``with _pop_mode_temporarily()``, whose exit a
-    # graph-break signal skips: the mode stack must still be put back.
+    # graph-break signal skips: the mode stack must still be put back.  (A
+    # hook with closure cells is not part of the graph: grad_hooks.py.)
     from torch.overrides import _get_current_function_mode_stack
 
     lin = torch.nn.Linear(4, 4)
 
     def f(x):
         h = lin(x).relu()
-        h.register_hook(lambda g: g.clamp(-0.01, 0.01))
+        bound = 0.01
+        h.register_hook(lambda g: g.clamp(-bound, bound))
         return h.sum()
 
     before = _get_current_function_mode_stack()
