@@ -57,16 +57,12 @@ class HookedActivation(nn.Module):
         return self.fc2(h)
 
 
-class LambdaHook(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(DIM, DIM)
-        self.fc2 = nn.Linear(DIM, 2)
+class LambdaHook(HookedActivation):
+    """The hook a lambda made in ``forward`` (a new function each call)."""
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))
-        if h.requires_grad:
-            h.register_hook(lambda g: g.clamp(-0.01, 0.01))
+        h.register_hook(lambda g: g.clamp(-0.01, 0.01))
         return self.fc2(h), h * 3  # (two uses after the hook, one a result)
 
 
@@ -131,16 +127,16 @@ def only_graph_entries(traced, entries=1):
 
 # -- gradient hooks ------------------------------------------------------------
 
-def test_hook_on_an_activation_is_part_of_the_graph():
+@pytest.mark.parametrize("make", [
+    LambdaHook,
+    lambda: HookedActivation(clip_grad, scaled_grad),  # (the order shows: clamp, then scale)
+    lambda: LazyHead(),
+    lambda: Checkpointed(),
+    lambda: Checkpointed(p=0.5),  # (dropout, preserve_rng_state=True)
+], ids=["lambda_hook", "two_hooks_in_order", "lazy_modules", "checkpoint", "checkpoint_dropout"])
+def test_captured_whole_and_later_calls_hit(make):
     torch.manual_seed(0)
-    traced = run_against_eager(LambdaHook())
-    assert only_graph_entries(traced)[0].hits == CALLS - 1
-
-
-def test_two_hooks_run_in_registration_order():
-    torch.manual_seed(0)
-    # clamp then scale differs from scale then clamp: the order shows
-    traced = run_against_eager(HookedActivation(clip_grad, scaled_grad))
+    traced = run_against_eager(make())
     assert only_graph_entries(traced)[0].hits == CALLS - 1
 
 
@@ -262,11 +258,10 @@ def test_hooks_the_graph_cannot_hold_run_as_eager_without_fullgraph(cls):
 
 # -- lazy modules --------------------------------------------------------------
 
-def test_lazy_modules_first_call_is_captured_and_later_calls_hit():
+def test_lazy_modules_are_materialized_once():
     torch.manual_seed(0)
     model = LazyHead()
-    traced = run_against_eager(model)
-    assert only_graph_entries(traced)[0].hits == CALLS - 1
+    traced = run_against_eager(model, calls=2)
     assert type(model.fc) is nn.Linear and type(model.out[1]) is nn.Linear
     weight = model.fc.weight
     traced(torch.randn(4, DIM))
@@ -299,17 +294,6 @@ def test_lazy_module_read_before_its_call_captures_again():
 
 
 # -- activation checkpointing ----------------------------------------------------
-
-def test_checkpoint_body_is_captured():
-    torch.manual_seed(0)
-    traced = run_against_eager(Checkpointed())
-    assert only_graph_entries(traced)[0].hits == CALLS - 1
-
-
-def test_checkpoint_with_dropout_preserving_rng_state():
-    torch.manual_seed(0)
-    run_against_eager(Checkpointed(p=0.5))
-
 
 def test_checkpoint_with_inductor():
     torch.manual_seed(0)
