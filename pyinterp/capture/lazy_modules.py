@@ -20,8 +20,11 @@ from torch.nn.modules.lazy import LazyModuleMixin
 
 def uninitialized(module):
     """True for a lazy module whose first call would materialize its
-    parameters (its ``_infer_parameters`` pre-hook is still registered)."""
-    return isinstance(module, LazyModuleMixin) and "_initialize_hook" in module.__dict__ \
+    parameters (its ``_infer_parameters`` pre-hook is still registered).
+    Runs no Python code of an object that is not one (``type``, not a
+    ``__class__`` property)."""
+    return issubclass(type(module), LazyModuleMixin) \
+        and "_initialize_hook" in object.__getattribute__(module, "__dict__") \
         and module.has_uninitialized_params()
 
 

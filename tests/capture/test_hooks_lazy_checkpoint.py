@@ -230,6 +230,24 @@ class HookWritesOutside(nn.Module):
         return h * 2
 
 
+SEEN = []
+
+
+def record_grad_norm(g):
+    SEEN.append(g.norm())  # (an outside write: eager does it at backward time)
+
+
+class HookFunctionWritesOutside(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h.register_hook(record_grad_norm)
+        return h * 2
+
+
 class HookOnAnInput(nn.Module):
     def __init__(self):
         super().__init__()
@@ -241,7 +259,7 @@ class HookOnAnInput(nn.Module):
 
 
 @pytest.mark.parametrize("cls", [HookAfterAUse, HookWithClosure, HookRemoved,
-                                 HookWritesOutside, HookOnAnInput])
+                                 HookWritesOutside, HookFunctionWritesOutside, HookOnAnInput])
 def test_hooks_the_graph_cannot_hold_still_break(cls):
     torch.manual_seed(0)
     x = torch.randn(4, DIM)
