@@ -352,6 +352,13 @@ class Traced:
         self._learned = {}
         self._warned_limit = False
 
+    def wrap_backend(self, wrap):
+        """Compile the graphs of later captures (resume functions' and
+        callees' included) with ``wrap(backend)`` instead of the backend
+        (:mod:`.ddp_split` splits them at DDP's buckets)."""
+        self._backend = wrap(self._backend)
+        self._options["backend"] = self._backend
+
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         entry = None
@@ -611,9 +618,13 @@ def trace(model: Optional[Callable[..., Any]] = None, *, fullgraph: bool = False
 
         backends.resolve(backend, mode, options, dynamic)  # (bad values raise, as in torch)
         return model
-    traced = Traced(model, backend=backend, mode=mode, options=options, dynamic=dynamic,
-                    fullgraph=fullgraph, cache_limit=cache_limit)
-    return _as_module(traced, again)
+    make = functools.partial(Traced, backend=backend, mode=mode, options=options,
+                             dynamic=dynamic, fullgraph=fullgraph, cache_limit=cache_limit)
+    from . import ddp_forward
+
+    if ddp_forward.is_ddp(model):  # (its forward natively, its inner module traced)
+        return ddp_forward.traced_ddp(model, again, make)
+    return _as_module(make(model), again)
 
 
 def as_traced(fn):
