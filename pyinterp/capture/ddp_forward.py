@@ -68,6 +68,30 @@ def run(ddp: Any, inner: Callable[..., Any], args: Tuple[Any, ...],
         return ddp._post_forward(output)
 
 
+def explain_inside(ddp: Any, capture_inner: Callable[..., Any], args: Tuple[Any, ...],
+                   kwargs: Dict[str, Any]) -> Any:
+    """``ddp``'s forward run natively around ``capture_inner(args, kwargs,
+    inspect_graph)`` (an explain capture of the inner module's call, a
+    :class:`~.traced.TraceResult`), which is returned, its ``result`` DDP's
+    output and its graphs' bucket parts in their ``meta``; None if ``ddp``
+    ran natively as it is (:func:`runs_its_forward`)."""
+    from .ddp_split import note_parts
+
+    traces = []
+
+    def inner(*inner_args, **inner_kwargs):
+        trace = capture_inner(inner_args, inner_kwargs, lambda gm: note_parts(gm, ddp))
+        traces.append(trace)
+        return trace.result
+
+    if not runs_its_forward(ddp):
+        return None
+    output = run(ddp, inner, args, kwargs)
+    trace = traces[-1]
+    trace.result = output
+    return trace
+
+
 def traced_ddp(ddp: Any, remake: Callable[[Any], Any], make_inner: Callable[[Any], Any]
                ) -> "TracedDDP":
     """The trace of ``ddp``: ``make_inner(ddp.module)`` is the inner

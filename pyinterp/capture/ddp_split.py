@@ -22,7 +22,7 @@ parameters fit one bucket is not split.
 The number of parts is written on the graph, ``gm.meta["ddp_parts"]``
 (cache entries and ``explain`` report it).
 """
-from typing import Any, Callable, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import fx
@@ -52,11 +52,16 @@ def _bucketed_parameter(value: Any) -> bool:
             and not getattr(value, "_ddp_ignored", False))
 
 
-def _parameters_of(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Dict[fx.Node, Any]:
+def _parameters_of(gm: fx.GraphModule, example_inputs: Optional[Sequence[Any]]
+                   ) -> Dict[fx.Node, Any]:
     """The graph's nodes that stand for DDP's parameters: placeholders whose
-    example input is one, and ``get_attr`` nodes that read one."""
+    example input is one (without ``example_inputs``: whose
+    ``example_value``, the capture's tensor, is one), and ``get_attr``
+    nodes that read one."""
     found = {}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if example_inputs is None:
+        example_inputs = [n.meta.get("example_value") for n in placeholders]
     for node, value in zip(placeholders, example_inputs):
         if _bucketed_parameter(value):
             found[node] = value
@@ -73,7 +78,7 @@ def _has_outside_user(nodes: List[fx.Node]) -> bool:
     return any(user not in inside for node in nodes for user in node.users)
 
 
-def assign_buckets(gm: fx.GraphModule, example_inputs: Sequence[Any], bucket_cap: int,
+def assign_buckets(gm: fx.GraphModule, example_inputs: Optional[Sequence[Any]], bucket_cap: int,
                    first_cap: int) -> List[List[fx.Node]]:
     """The graph's computing nodes in buckets, in graph order (the last
     bucket is the one DDP fills first)."""
@@ -100,9 +105,17 @@ def assign_buckets(gm: fx.GraphModule, example_inputs: Sequence[Any], bucket_cap
     return [list(reversed(nodes)) for nodes in buckets]
 
 
-def part_count(gm: fx.GraphModule, example_inputs: Sequence[Any], ddp: Any) -> int:
-    """How many parts ``gm`` is compiled as under ``ddp``'s bucket caps."""
-    return len(assign_buckets(gm, example_inputs, *bucket_caps(ddp)))
+def note_parts(gm: fx.GraphModule, ddp: Any) -> None:
+    """Write in ``gm.meta`` how many parts ``gm`` is split into under
+    ``ddp``'s bucket caps (a graph of ``explain``, not compiled; its
+    placeholders still hold the capture's tensors)."""
+    gm.meta[PARTS_KEY] = len(assign_buckets(gm, None, *bucket_caps(ddp)))
+
+
+def parts_of(graphs: Sequence[fx.GraphModule]) -> List[int]:
+    """How many parts each of ``graphs`` was split into at DDP's buckets
+    (1: not split); empty for graphs captured outside a DDP module."""
+    return [gm.meta[PARTS_KEY] for gm in graphs if PARTS_KEY in gm.meta]
 
 
 class BucketSplitBackend:

@@ -1,14 +1,15 @@
 """DistributedDataParallel through pyinterp.trace, for real: two gloo
 processes on the CPU (tests/capture/ddp_worker.py), three SGD steps, the
-parameters compared with eager DDP's exactly.
+losses, gradients and parameters compared with eager DDP's exactly.
 
-DDP's forward calls its C++ reducer and logger (``prepare_for_forward``,
-``prepare_for_backward``): hooks pyinterp does not model.  Traced naively
-they ran once, on the capture, and later calls trained differently (about
-5e-4 after three steps).  Now those calls are breaks and DDP runs natively
-(``torch.compile`` matches eager DDP exactly too); a model whose own
-``forward`` is traced inside DDP gets a graph with DDP's hooks kept, and so
-does a traced model wrapped in DDP (``DDP(pyinterp.trace(model))``).
+``pyinterp.trace(DDP(model))`` runs DDP's forward natively (its C++
+reducer and logger are state pyinterp does not model) around the inner
+module's trace, as ``torch.compile`` does: the model's forward is one
+graph, split at DDP's gradient buckets (one part per bucket, as Dynamo's
+DDPOptimizer), so that each bucket's all-reduce starts when its part's
+backward ends.  A model whose own ``forward`` is traced inside DDP gets a
+graph with DDP's hooks kept, and so does a traced model wrapped in DDP
+(``DDP(pyinterp.trace(model))``).
 """
 import json
 import os
@@ -42,8 +43,29 @@ def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
     for out in outs:
         with open(out) as f:
             report = json.load(f)
-        assert report["traced"]["equal"], report
-        assert report["inner"]["equal"], report
-        assert report["inner_graph_runs"] >= 2, report  # the inner forward's hits ran a graph
-        assert report["outer"]["equal"], report
-        assert report["outer_graph_runs"] >= 2, report  # DDP(trace(model)): graphs too
+        for name in ("traced", "split", "split_aot", "inner", "outer"):
+            assert report[name]["equal"], (name, report[name])
+        for name in ("traced", "split", "inner", "outer"):
+            assert report[name]["graph_runs"] >= 2, (name, report[name])  # hits ran graphs
+        # trace(DDP(model)): one graph, no break, no native entry; DDP's
+        # default buckets hold the small model whole: no split.
+        traced = report["traced"]
+        assert traced["buckets"] == 1, traced
+        assert [(e["kind"], e["graph_count"], e["ddp_parts"]) for e in traced["cache"]] \
+            == [("graph", 1, [1])], traced
+        # A small bucket_cap_mb: several buckets, one part per bucket, each
+        # part's compiled graph run per call (eager) or a backward node of
+        # its own (aot_eager).
+        split = report["split"]
+        assert split["buckets"] == 3, split
+        assert [(e["kind"], e["graph_count"], e["ddp_parts"]) for e in split["cache"]] \
+            == [("graph", 1, [3])], split
+        assert split["graph_runs"] == 3 * 2, split  # three parts, two hits
+        aot = report["split_aot"]
+        assert [e["ddp_parts"] for e in aot["cache"]] == [[aot["buckets"]]], aot
+        assert aot["backward_nodes"] == aot["buckets"] == 3, aot
+        explained = report["explain"]
+        assert (explained["graph_count"], explained["breaks"], explained["ddp_parts"]) \
+            == (1, 0, [3]), explained
+        assert explained["result_equal"], explained
+        assert "split into 3 part(s)" in explained["summary"], explained["summary"]
