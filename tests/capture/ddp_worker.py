@@ -53,20 +53,22 @@ def model():
                          nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 4))
 
 
-def train(module, forward, rank):
-    """Three SGD steps: ``(losses, gradients of each step, parameters, last loss)``."""
+def train(module, forward, rank, features=8, whole=torch.Tensor.clone):
+    """Three SGD steps: ``(losses, gradients of each step, parameters, last
+    loss)``; ``whole(t)``: a copy of parameter or gradient ``t`` whole (a
+    sharded one gathered)."""
     opt = torch.optim.SGD(module.parameters(), lr=0.1)
     g = torch.Generator().manual_seed(100 + rank)
     losses, grads = [], []
     for _ in range(STEPS):
-        x = torch.randn(5, 8, generator=g)
+        x = torch.randn(5, features, generator=g)
         loss = forward(x).pow(2).mean()
         opt.zero_grad()
         loss.backward()
         losses.append(loss.detach().clone())
-        grads.append([p.grad.clone() for p in module.parameters()])
+        grads.append([whole(p.grad) for p in module.parameters()])
         opt.step()
-    return losses, grads, [p.detach().clone() for p in module.parameters()], loss
+    return losses, grads, [whole(p.detach()) for p in module.parameters()], loss
 
 
 def compare(run, reference):
@@ -101,9 +103,24 @@ def cache_report(traced):
              "hits": e.hits} for e in traced.cache_entries()]
 
 
-def main(rank, world, init_file, out_file):
+def run_rank(main):
+    """``main(rank, world, init_file, out_file)`` from the command line, in a
+    gloo process group, then leave at once."""
+    rank, world, init_file, out_file = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
                             world_size=world)
+    main(rank, world, out_file)
+    dist.barrier()  # neither rank tears gloo down while the other still talks
+    dist.destroy_process_group()
+    # gloo's worker threads can still be joinable when C++ runs static
+    # destructors at exit ("terminate called without an active exception",
+    # SIGABRT, seen under load); the report is written, so leave at once.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def main(rank, world, out_file):
     ddp = nn.parallel.DistributedDataParallel
     report = {}
     m = model()
@@ -151,15 +168,7 @@ def main(rank, world, init_file, out_file):
                                    reference), graph_runs=counter.runs)
     with open(out_file, "w") as f:
         json.dump(report, f)
-    dist.barrier()  # neither rank tears gloo down while the other still talks
-    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4])
-    # gloo's worker threads can still be joinable when C++ runs static
-    # destructors at exit ("terminate called without an active exception",
-    # SIGABRT, seen under load); the report is written, so leave at once.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    run_rank(main)

@@ -9,7 +9,9 @@ graph, split at DDP's gradient buckets (one part per bucket, as Dynamo's
 DDPOptimizer), so that each bucket's all-reduce starts when its part's
 backward ends.  A model whose own ``forward`` is traced inside DDP gets a
 graph with DDP's hooks kept, and so does a traced model wrapped in DDP
-(``DDP(pyinterp.trace(model))``).
+(``DDP(pyinterp.trace(model))``).  FSDP2 (``fully_shard``, on the CPU
+too: tests/capture/fsdp_worker.py): a traced fully-sharded model runs
+natively; blocks traced before ``fully_shard`` get graphs.
 """
 import json
 import os
@@ -24,25 +26,34 @@ if not torch.distributed.is_available():  # pragma: no cover
 
 import pyinterp  # noqa: E402
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ddp_worker.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(pyinterp.__file__)))
 
 
-def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
+def run_ranks(worker, tmp_path):
+    """Run ``worker`` (a script beside this file) as two gloo ranks; their
+    JSON reports."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
         OMP_NUM_THREADS="1")
     init = str(tmp_path / "init")
     outs = [str(tmp_path / ("rank%d.json" % r)) for r in range(2)]
-    procs = [subprocess.Popen([sys.executable, WORKER, str(r), "2", init, outs[r]], env=env,
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, worker), str(r), "2", init,
+                               outs[r]], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for r in range(2)]
     logs = [p.communicate(timeout=120)[0] for p in procs]
     for p, log in zip(procs, logs):
         assert p.returncode == 0, log
+    reports = []
     for out in outs:
         with open(out) as f:
-            report = json.load(f)
+            reports.append(json.load(f))
+    return reports
+
+
+def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
+    for report in run_ranks("ddp_worker.py", tmp_path):
         for name in ("traced", "split", "split_aot", "inner", "outer"):
             assert report[name]["equal"], (name, report[name])
         for name in ("traced", "split", "inner", "outer"):
@@ -69,3 +80,21 @@ def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
             == (1, 0, [3]), explained
         assert explained["result_equal"], explained
         assert "split into 3 part(s)" in explained["summary"], explained["summary"]
+
+
+def test_fully_shard_trains_exactly_as_eager_fsdp2(tmp_path):
+    """FSDP2 on the CPU (gloo): a traced fully-sharded model runs natively
+    (FSDP2's hooks are ``torch.compiler.disable``d); blocks whose forward
+    is traced before ``fully_shard`` get graphs, FSDP2's hooks around them."""
+    pytest.importorskip("torch.distributed.fsdp", reason="FSDP2 needs torch.distributed.fsdp")
+    for report in run_ranks("fsdp_worker.py", tmp_path):
+        for name in ("traced", "blocks", "blocks_aot"):
+            assert report[name]["equal"], (name, report[name])
+        traced = report["traced"]["cache"]
+        assert [e["kind"] for e in traced] == ["native"], traced
+        assert traced[0]["breaks"][0].startswith(
+            "compiler-disable: FSDPState._pre_forward()"), traced
+        for name in ("blocks", "blocks_aot"):
+            cache = report[name]["cache"]
+            assert [(e["kind"], e["graph_count"]) for e in cache] == [("graph", 1)] * 2, cache
+        assert report["blocks"]["graph_runs"] == 2 * 2, report["blocks"]  # two blocks, two hits
