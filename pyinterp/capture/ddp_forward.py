@@ -11,10 +11,10 @@ a DDP module is a :class:`TracedDDP`:
   ``DistributedDataParallel.forward`` does (``_pre_forward``, the inner
   module inside ``_inside_ddp_forward``, ``_post_forward``), with the inner
   module called through its own trace, so its forward is a captured graph;
-* that trace compiles its graphs with the user's backend behind
-  :class:`.ddp_split.BucketSplitBackend`: a graph is split at DDP's
-  gradient-bucket boundaries, so each bucket's all-reduce can start while
-  the rest of backward runs;
+* that trace's graphs are compiled inside DDP's forward, so
+  :mod:`.ddp_split` splits them at DDP's gradient-bucket boundaries, each
+  part compiled with the user's backend: each bucket's all-reduce can
+  start while the rest of backward runs;
 * a DDP whose call does more than its forward (a subclass's own
   ``forward``, hooks on the DDP module, a compiled call) or that delays
   every all-reduce (``_delay_all_reduce_all_params``) runs natively as it
@@ -68,6 +68,22 @@ def run(ddp: Any, inner: Callable[..., Any], args: Tuple[Any, ...],
         return ddp._post_forward(output)
 
 
+class caller:  # noqa: N801 - used as a function of ``route``
+    """``caller(route)(ddp, *args, **kwargs)``: a DDP module's call as a
+    native or split entry makes it (:mod:`.partial.callees`): DDP's forward
+    natively, its inner module through the traced wrapper ``route(ddp.module)``
+    gives (``(wrapper, self)``, called ``wrapper(self, *args)``)."""
+
+    _pyinterp_constant = True  # (a split entry's mock holds it as it is)
+
+    def __init__(self, route):
+        self.route = route
+
+    def __call__(self, ddp, *args, **kwargs):
+        wrapper, module = self.route(ddp.module)
+        return run(ddp, lambda *a, **k: wrapper(module, *a, **k), args, kwargs)
+
+
 def explain_inside(ddp: Any, capture_inner: Callable[..., Any], args: Tuple[Any, ...],
                    kwargs: Dict[str, Any]) -> Any:
     """``ddp``'s forward run natively around ``capture_inner(args, kwargs,
@@ -95,14 +111,10 @@ def explain_inside(ddp: Any, capture_inner: Callable[..., Any], args: Tuple[Any,
 def traced_ddp(ddp: Any, remake: Callable[[Any], Any], make_inner: Callable[[Any], Any]
                ) -> "TracedDDP":
     """The trace of ``ddp``: ``make_inner(ddp.module)`` is the inner
-    module's :class:`~.traced.Traced`, whose backend is then wrapped to
-    split at ``ddp``'s buckets; ``remake(model)`` traces a copy with the
-    same options."""
-    from .ddp_split import BucketSplitBackend
-
-    inner = make_inner(ddp.module)
-    inner.wrap_backend(lambda backend: BucketSplitBackend(backend, ddp))
-    return TracedDDP(ddp, inner, remake)
+    module's :class:`~.traced.Traced` (its graphs, compiled inside DDP's
+    forward, are split at ``ddp``'s buckets: :mod:`.ddp_split`);
+    ``remake(model)`` traces a copy with the same options."""
+    return TracedDDP(ddp, make_inner(ddp.module), remake)
 
 
 class TracedDDP(TracedModule):

@@ -1,6 +1,12 @@
 """Graphs split at DistributedDataParallel's gradient buckets (as Dynamo's
 ``DDPOptimizer`` does).
 
+A graph compiled while a DDP forward runs its inner module
+(``DistributedDataParallel._get_active_ddp_module()`` is set, as under
+``torch.compile``) is compiled by :class:`BucketSplitBackend`:
+``pyinterp.trace(DDP(model))`` (:mod:`.ddp_forward`), a traced
+``model.forward`` inside ``DDP(model)``, ``DDP(pyinterp.trace(model))``.
+
 DDP all-reduces gradients one bucket at a time, each as soon as every
 gradient of the bucket is ready, so that communication overlaps the rest of
 backward.  A backend that compiles a whole forward into one autograd node
@@ -29,6 +35,23 @@ from torch import fx
 
 PARTS_KEY = "ddp_parts"
 """``gm.meta`` key of the number of parts a captured graph was compiled as."""
+
+
+def active_ddp() -> Any:
+    """The DDP module whose forward is running its inner module (DDP's C++
+    reducer path sets it), or None."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    active = getattr(DistributedDataParallel, "_get_active_ddp_module", None)
+    return active() if active is not None else None
+
+
+def inside_active_ddp(backend: Callable[..., Any]) -> Callable[..., Any]:
+    """``backend``, split at the active DDP module's buckets if there is one."""
+    ddp = active_ddp()
+    if ddp is None or isinstance(backend, BucketSplitBackend):
+        return backend
+    return BucketSplitBackend(backend, ddp)
 
 
 def bucket_caps(ddp: Any) -> Tuple[int, int]:
@@ -128,6 +151,8 @@ class BucketSplitBackend:
         self.__name__ = "ddp_split(%s)" % getattr(backend, "__name__", type(backend).__name__)
 
     def __call__(self, gm: fx.GraphModule, example_inputs: List[Any]) -> Callable[..., Any]:
+        if not _splittable(example_inputs):
+            return self.backend(gm, example_inputs)
         buckets = assign_buckets(gm, example_inputs, *self.caps)
         gm.meta[PARTS_KEY] = len(buckets)
         if len(buckets) == 1:
@@ -137,6 +162,15 @@ class BucketSplitBackend:
             gm, None, lambda node: part_of[node], keep_original_order=True)
         _compile_parts(split, self.backend, example_inputs)
         return split.forward
+
+
+def _splittable(example_inputs: Sequence[Any]) -> bool:
+    """False for a graph with symbolic sizes (a size input, or the capture's
+    fake mode in a tracing context): compiled whole, not split."""
+    from torch._guards import TracingContext
+
+    return TracingContext.try_get() is None and all(
+        isinstance(t, torch.Tensor) for t in example_inputs)
 
 
 def _compile_parts(split: fx.GraphModule, backend: Callable[..., Any],

@@ -356,13 +356,6 @@ class Traced:
         self._learned = {}
         self._warned_limit = False
 
-    def wrap_backend(self, wrap):
-        """Compile the graphs of later captures (resume functions' and
-        callees' included) with ``wrap(backend)`` instead of the backend
-        (:mod:`.ddp_split` splits them at DDP's buckets)."""
-        self._backend = wrap(self._backend)
-        self._options["backend"] = self._backend
-
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         entry = None

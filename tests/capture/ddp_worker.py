@@ -10,8 +10,13 @@ copy's losses, gradients (every step) and parameters with eager DDP's:
   the captured graph split into one part per bucket;
 * ``split_aot``: ``split`` with the ``aot_eager`` backend, whose parts are
   autograd nodes of their own (one per bucket in backward);
+* ``calls``: a traced function that calls ``DDP(model)`` (small buckets):
+  split at the call, DDP's forward natively, the inner module's graph
+  split into parts;
 * ``inner``: ``DDP(model)`` whose ``model.forward`` is ``pyinterp.trace``d;
-* ``outer``: ``DDP(pyinterp.trace(model))`` (a traced module is a module).
+* ``outer``: ``DDP(pyinterp.trace(model))`` (a traced module is a module);
+  both with the small buckets: their graphs, compiled inside DDP's
+  forward, are split too.
 
 Writes JSON to OUT_FILE: per copy, whether losses, gradients and parameters
 equal the reference's exactly (``torch.equal``), the largest difference,
@@ -160,12 +165,30 @@ def main(rank, world, out_file):
 
     m = model()
     counter = Counting()
-    m.forward = pyinterp.trace(m.forward, backend=counter)
-    report["inner"] = dict(compare(train(m, ddp(m), rank), reference), graph_runs=counter.runs)
+    wrapped = ddp(m, bucket_cap_mb=SMALL_BUCKET_MB)
+
+    @pyinterp.trace(backend=counter)
+    def step(module, x):
+        return module(x * 1.0) * 1.0  # (a graph, DDP's call, a graph; exact as eager)
+
+    report["calls"] = dict(compare(train(m, lambda x: step(wrapped, x), rank), reference_small),
+                           cache=cache_report(step))
+    before = counter.runs
+    step(wrapped, torch.randn(5, 8)).sum().backward()
+    report["calls"]["graph_runs_of_a_hit"] = counter.runs - before
+
     m = model()
     counter = Counting()
-    report["outer"] = dict(compare(train(m, ddp(pyinterp.trace(m, backend=counter)), rank),
-                                   reference), graph_runs=counter.runs)
+    m.forward = traced = pyinterp.trace(m.forward, backend=counter)
+    report["inner"] = dict(compare(train(m, ddp(m, bucket_cap_mb=SMALL_BUCKET_MB), rank),
+                                   reference_small),
+                           graph_runs=counter.runs, cache=cache_report(traced))
+    m = model()
+    counter = Counting()
+    traced = pyinterp.trace(m, backend=counter)
+    report["outer"] = dict(compare(train(m, ddp(traced, bucket_cap_mb=SMALL_BUCKET_MB), rank),
+                                   reference_small),
+                           graph_runs=counter.runs, cache=cache_report(traced))
     with open(out_file, "w") as f:
         json.dump(report, f)
 

@@ -54,10 +54,8 @@ def run_ranks(worker, tmp_path):
 
 def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
     for report in run_ranks("ddp_worker.py", tmp_path):
-        for name in ("traced", "split", "split_aot", "inner", "outer"):
+        for name in ("traced", "split", "split_aot", "calls", "inner", "outer"):
             assert report[name]["equal"], (name, report[name])
-        for name in ("traced", "split", "inner", "outer"):
-            assert report[name]["graph_runs"] >= 2, (name, report[name])  # hits ran graphs
         # trace(DDP(model)): one graph, no break, no native entry; DDP's
         # default buckets hold the small model whole: no split.
         traced = report["traced"]
@@ -75,6 +73,17 @@ def test_ddp_trains_exactly_as_eager_ddp(tmp_path):
         aot = report["split_aot"]
         assert [e["ddp_parts"] for e in aot["cache"]] == [[aot["buckets"]]], aot
         assert aot["backward_nodes"] == aot["buckets"] == 3, aot
+        # The model's own forward traced inside DDP, or a traced model in
+        # DDP: their graphs are compiled inside DDP's forward, so split too.
+        for name in ("inner", "outer"):
+            run = report[name]
+            assert [(e["kind"], e["ddp_parts"]) for e in run["cache"]] == [("graph", [3])], run
+            assert run["graph_runs"] == 3 * 2, run
+        # A traced function calling DDP: a graph, DDP's call natively (its
+        # inner module's three parts), a graph.
+        calls = report["calls"]
+        assert [e["kind"] for e in calls["cache"]] == ["partial"] * 2, calls  # (DDP's lazy init)
+        assert calls["graph_runs_of_a_hit"] == 1 + 3 + 1, calls
         explained = report["explain"]
         assert (explained["graph_count"], explained["breaks"], explained["ddp_parts"]) \
             == (1, 0, [3]), explained

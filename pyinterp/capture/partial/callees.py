@@ -46,6 +46,10 @@ class Callees:
 
         tp = type(fn)
         if isinstance(fn, torch.nn.Module):
+            from ..ddp_forward import caller, is_ddp
+
+            if is_ddp(fn):  # (its forward natively, its inner module through a wrapper)
+                return self._wrapper(caller, lambda make: make(self.route), wrap=_as_is), fn
             return self._wrapper(tp, _module_caller), fn
         if tp is types.MethodType and type(fn.__func__) is types.FunctionType \
                 and (traceable is None or traceable(fn.__func__)):
@@ -56,14 +60,21 @@ class Callees:
             return None
         return self._wrapper(fn), NO_SELF
 
-    def _wrapper(self, key, make=None):
+    def _wrapper(self, key, make=None, wrap=None):
+        """``key``'s wrapper, made once: ``wrap(make(key))`` (``wrap``: the
+        traced wrapper maker; ``make``: the callable from ``key``)."""
+        wrap = wrap or self.wrap
         found = self._wrappers.get(id(key))
         if found is None or found[0] is not key:
             # (setdefault: threads routing the same callee at once share one)
-            found = self._wrappers.setdefault(id(key), (key, self.wrap(make(key) if make else key)))
+            found = self._wrappers.setdefault(id(key), (key, wrap(make(key) if make else key)))
             if found[0] is not key:
-                found = self._wrappers[id(key)] = (key, self.wrap(make(key) if make else key))
+                found = self._wrappers[id(key)] = (key, wrap(make(key) if make else key))
         return found[1]
+
+
+def _as_is(fn):
+    return fn
 
 
 def _module_caller(cls):
