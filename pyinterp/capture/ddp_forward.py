@@ -68,8 +68,8 @@ def run(ddp: Any, inner: Callable[..., Any], args: Tuple[Any, ...],
         return ddp._post_forward(output)
 
 
-class caller:  # noqa: N801 - used as a function of ``route``
-    """``caller(route)(ddp, *args, **kwargs)``: a DDP module's call as a
+class DDPCaller:
+    """``DDPCaller(route)(ddp, *args, **kwargs)``: a DDP module's call as a
     native or split entry makes it (:mod:`.partial.callees`): DDP's forward
     natively, its inner module through the traced wrapper ``route(ddp.module)``
     gives (``(wrapper, self)``, called ``wrapper(self, *args)``)."""
@@ -128,7 +128,4 @@ class TracedDDP(TracedModule):
         return run(self._orig_mod, self._traced, args, kwargs)
 
     forward = __call__
-
-    def __repr__(self):
-        return "pyinterp.trace(%r)" % (self._orig_mod,)
 
