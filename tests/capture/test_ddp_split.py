@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 import pyinterp  # noqa: E402
 from pyinterp.capture import ddp_split  # noqa: E402
 from torch import nn  # noqa: E402
+from ddp_worker import compiled_backward_nodes  # noqa: E402  (beside this file)
 
 LAYER_BYTES = 32 * 32 * 4 + 32 * 4  # (one 32x32 linear layer's weight and bias)
 
@@ -87,15 +88,7 @@ def test_aot_backend_gets_a_backward_node_per_part():
         lookup_backend("aot_eager"), stand_in_ddp(LAYER_BYTES)))
     for _ in range(2):
         loss = traced(x).pow(2).sum()
-    nodes, todo, seen = 0, [loss.grad_fn], set()
-    while todo:
-        fn = todo.pop()
-        if fn is None or fn in seen:
-            continue
-        seen.add(fn)
-        nodes += "CompiledFunction" in type(fn).__name__
-        todo.extend(f for f, _ in fn.next_functions)
-    assert nodes == 4
+    assert compiled_backward_nodes(loss) == 4
     assert torch.equal(loss, model()(x).pow(2).sum())
 
 
