@@ -60,7 +60,7 @@ def call(vm, cls, args, kwargs):
     reason = _unsupported(vm, cls, args, kwargs)
     if reason is None:
         return cap.call_in_graph(cls.apply, args, kwargs)
-    if type(reason) is _Raised:
+    if type(reason) is Raised:
         # The user's code raised before doing anything impure: the native
         # call raises it too, as eager does (no break, even under fullgraph).
         with cap.breaks.paused():
@@ -144,7 +144,7 @@ def speculate(cap, run, writable):
     """Call ``run()`` (which runs the user's code in the capture
     interpreter) as a speculative arm; undo its ops, appends, tracked
     numbers and random draws.  Returns None if it ran through, else why
-    not (a :class:`_Raised` when the user's code raised).  ``writable``:
+    not (a :class:`Raised` when the user's code raised).  ``writable``:
     the one object it may write attributes of."""
     rec = cap.recording.recorder
     mark, ops0 = len(rec.graph.nodes), rec.op_count
@@ -165,7 +165,7 @@ def speculate(cap, run, writable):
     except Speculating as e:
         reason = str(e)
     except Exception as e:  # noqa: BLE001 - it raised: the native call will raise it
-        reason = _Raised("%s: %s" % (type(e).__name__, e))
+        reason = Raised("%s: %s" % (type(e).__name__, e))
     finally:
         cap.speculation.made_here = outer_judge
         cap.speculation.plain -= 1
@@ -209,8 +209,9 @@ def _storage(tensor):
     return tensor.untyped_storage().data_ptr()
 
 
-class _Raised(str):
-    """Why not, when the user's code raised an exception."""
+class Raised(str):
+    """Why not, when the user's code raised an exception (what
+    :func:`speculate` returns then: the native call will raise it)."""
 
 
 class _StandInCtx:

@@ -45,7 +45,8 @@ from .values import scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
-               lazy_modules, legacy_tensors, numpy_calls, rules, tensor_setters)  # (checkpointing: its interception)
+               lazy_modules, legacy_tensors, numpy_calls, rules, scripted,
+               tensor_setters)  # (checkpointing: its interception)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
@@ -519,6 +520,9 @@ class CaptureInterpreter(Interpreter):
         interpreter."""
         if self.capture.breaks.active and callbacks.disabled(method):
             return self._run_disabled(fn, args, kwargs)
+        if type(fn) is scripted.ScriptFunction and self.capture.breaks.active \
+                and scripted.original(fn) is not None:  # @torch.jit.script: its Python
+            return scripted.call(self, fn, args, kwargs)
         if issubclass(type(fn), torch.nn.Module):
             result = self._module_call(fn, args, kwargs)
             if result is not MISSING:
