@@ -6,8 +6,9 @@ Python is invisible to the interpreter (a ``native-callback`` break:
 callbacks.py).  Where both are *pure*, the call is one node of the graph
 instead (Dynamo makes it one higher-order op, with both traced):
 
-* the node's target calls ``MyFn.apply`` (:class:`_Apply`).  The eager backend runs the
-  user's forward for real on every call, and autograd the user's backward.
+* the node's target calls ``MyFn.apply`` (:class:`_Apply`).  The eager
+  backend runs the user's forward for real on every call, and autograd the
+  user's backward.
   AOTAutograd (Inductor) traces the node's forward and, when a gradient is
   needed, the user's backward into its joint graph, once: hence the check;
 * *pure* is checked before the call by running the forward, then (when an
@@ -25,7 +26,15 @@ instead (Dynamo makes it one higher-order op, with both traced):
   ``backward``, ``setup_context`` and ``vjp``), so a traced backend never
   keeps a stale value.  A ``setup_context``-style Function runs
   ``forward(*args)`` then ``setup_context(ctx, args, out)``;
-* anything else (a check that fails, ``mark_dirty``,
+* a forward that writes an argument in place and marks it dirty
+  (``x[x < 0] *= slope; ctx.mark_dirty(x); return x``) may write that
+  argument in the arm (:class:`_Inputs` keeps its value and node, and puts
+  them back after the arm); the node then writes it, as eager's call does
+  (later reads of the tensor see the node's result).  Refused: a write of
+  an argument not marked dirty, and a dirty graph input (or a view of one)
+  that requires grad (AOTAutograd copies a written input back outside its
+  graph, and the gradient through the write would be lost);
+* anything else (a check that fails,
   ``set_materialize_grads(False)``, ``setup_context`` with default or
   keyword arguments, ``vjp``, ``boxed_grads_call``, an output that is not
   a tensor) keeps the rule of callbacks.py: a ``native-callback`` break,
@@ -314,9 +323,9 @@ class _Apply:
 class _StandInCtx:
     """The ``ctx`` the forward and backward run on speculatively: the
     methods of the real one, doing nothing (the native call gets the real
-    ctx) but keeping the saved tensors, except ``mark_dirty`` (an input
-    written in place) and ``set_materialize_grads(False)`` (gradients that
-    may be None): not captured."""
+    ctx) but keeping the saved tensors and the tensors marked dirty, except
+    ``set_materialize_grads(False)`` (gradients that may be None): not
+    captured."""
 
     def __init__(self, needs_input_grad):
         self.needs_input_grad = needs_input_grad
