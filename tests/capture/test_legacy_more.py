@@ -61,17 +61,12 @@ def _calls_against_eager(fn, make_inputs, calls=CALLS, **options):
     afterwards and the gradients of inputs that require grad."""
     traced, counter = traced_counting(fn, **options)
     for i in range(calls):
-        e_inputs = make_inputs(i)
-        t_inputs = [t.detach().clone().requires_grad_(t.requires_grad) for t in e_inputs]
-        expected = fn(*e_inputs)
-        actual = traced(*t_inputs)
-        assert_same(actual, expected)
-        assert_same([t.detach() for t in t_inputs], [t.detach() for t in e_inputs], "inputs")
-        if expected.requires_grad:
-            expected.sum().backward()
-            actual.sum().backward()
-            for te, tt in zip(e_inputs, t_inputs):
-                assert_same(tt.grad, te.grad, "grad")
+        mine, eagers = make_inputs(i), make_inputs(i)  # (equal: made from the seed i)
+        got, want = traced(*mine), fn(*eagers)
+        assert_same((got, mine), (want, eagers))  # (the inputs as they are left, too)
+        if want.requires_grad:
+            (got.sum() + want.sum()).backward()
+            assert_same([t.grad for t in mine], [t.grad for t in eagers], "gradients")
     return counter
 
 
@@ -303,19 +298,35 @@ def test_jit_traced_function_keeps_its_break():
 # --------------------------------------------------------------------------
 
 class InplaceLeakyReLU(torch.autograd.Function):
+    """Negatives scaled in place by a Tensor method (``mul_``)."""
+
     @staticmethod
     def forward(ctx, x, slope):
-        ctx.slope = slope
-        negative = x < 0
-        x[negative] = x[negative] * slope
+        factor = torch.where(x < 0, slope, 1.0)
+        x.mul_(factor)
         ctx.mark_dirty(x)
-        ctx.save_for_backward(negative)
+        ctx.save_for_backward(factor)
         return x
 
     @staticmethod
     def backward(ctx, grad_output):
-        (negative,) = ctx.saved_tensors
-        return torch.where(negative, grad_output * ctx.slope, grad_output), None
+        return grad_output * ctx.saved_tensors[0], None
+
+
+class InplaceReLU(torch.autograd.Function):
+    """Negatives zeroed in place by an item store."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x[x < 0] = 0.0
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (out,) = ctx.saved_tensors
+        return grad_output * (out > 0)
 
 
 class InplaceDoubleUnmarked(torch.autograd.Function):
@@ -340,11 +351,15 @@ def f_dirty_input(x, w):
     return InplaceLeakyReLU.apply(x, 0.2) @ w  # x: an input without grad, written
 
 
+def f_dirty_item_store(x, w):
+    return InplaceReLU.apply(x @ w - 0.5).sum(-1)
+
+
 def _dirty_inputs(i):
     return [fresh(3, 4, seed=i), fresh(4, 4, seed=10 + i, requires_grad=True)]
 
 
-@pytest.mark.parametrize("fn", [f_dirty_intermediate, f_dirty_input],
+@pytest.mark.parametrize("fn", [f_dirty_intermediate, f_dirty_input, f_dirty_item_store],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_mark_dirty_is_one_node_with_the_users_backward(fn, backend):
