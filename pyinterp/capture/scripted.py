@@ -44,7 +44,8 @@ def original(fn):
     source = inspect.getattr_static(fn, "_torchdynamo_inline", None)
     if type(source) is not types.FunctionType:
         return None
-    scripted = torch.jit._state._jit_caching_layer.get(source, None)
+    cache = getattr(torch.jit._state, "_jit_caching_layer", None)  # (function -> its name)
+    scripted = cache.get(source, None) if cache is not None else None
     return source if scripted == fn.qualified_name else None
 
 
