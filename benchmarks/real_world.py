@@ -12,8 +12,10 @@ inputs (seeds 0 to 4):
    floating outputs after each call; the gradients of the parameters and of
    the floating inputs are recorded (and the parameters' ``.grad`` cleared).
 2. **pyinterp, whole graph**: ``pyinterp.trace(model, backend="eager",
-   fullgraph=True)``; captured when neither call raises (a
-   ``GraphBreakError`` names its break kind).
+   fullgraph=True)`` (the eager backend, counting its graphs' runs);
+   captured when no call raises (a ``GraphBreakError`` names its break
+   kind) and every call that did not capture ran its graph (a graph that
+   raised on a hit and fell back to a native run is not captured).
 3. **torch.compile, whole graph**: after ``torch._dynamo.reset()``,
    ``torch.compile(model, backend="eager", fullgraph=True)``; captured when
    neither call raises (the exception type is shown).
@@ -210,12 +212,54 @@ def pop_leaked_modes():
     return leaked
 
 
+class GraphRuns:
+    """The eager backend, counting the runs of its graphs that returned."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def __call__(self, gm, example_inputs):
+        forward = gm.forward
+
+        def run(*args):
+            out = forward(*args)
+            self.runs += 1
+            return out
+
+        return run
+
+
+def pyinterp_whole_graph(model):
+    """``pyinterp.trace(model, fullgraph=True)`` and a check run after the
+    calls: every call that did not capture ran the graph.  A graph that
+    raised on a hit falls back to a native run with the right result; that
+    is not a captured case."""
+    import pyinterp
+
+    runs = GraphRuns()
+    traced = pyinterp.trace(model, backend=runs, fullgraph=True)
+
+    def check(calls):
+        hits = len(calls) - len(traced.cache_entries())
+        if runs.runs < hits:
+            return "graph fell back to native on %d of %d hits" % (hits - runs.runs, hits)
+        return None
+
+    return traced, check
+
+
 def run_side(case, base, wrap, eager, verbose):
-    """Run ``wrap(model)`` on a fresh copy of ``base``; compare with ``eager``."""
+    """Run ``wrap(model)`` on a fresh copy of ``base``; compare with
+    ``eager``.  ``wrap`` gives the callable, or the callable and a check of
+    the calls that names why the side is not captured after all."""
     result = SideResult()
     model = copy.deepcopy(base)
+    check = None
     try:
-        calls = run_calls(case, model, wrap(model))
+        wrapped = wrap(model)
+        if isinstance(wrapped, tuple):
+            wrapped, check = wrapped
+        calls = run_calls(case, model, wrapped)
     except Exception as exc:  # noqa: BLE001  (not captured; never wrong)
         result.failure, result.error = failure_label(exc), exc
         if verbose:
@@ -223,8 +267,9 @@ def run_side(case, base, wrap, eager, verbose):
         return result
     finally:
         result.leaked = pop_leaked_modes()
-    result.captured = True
     result.differences = compare_calls(case, eager, calls)
+    result.failure = (check(calls) if check else None) or ""
+    result.captured = not result.failure
     return result
 
 
@@ -242,7 +287,7 @@ def bench_case(case, verbose=False):
     eager = run_calls(case, eager_model, eager_model)
     row = Row(case)
     wraps = {
-        "pi_full": lambda m: pyinterp.trace(m, backend="eager", fullgraph=True),
+        "pi_full": pyinterp_whole_graph,
         "tc_full": compile_dynamo,
         "pi_default": lambda m: pyinterp.trace(m, backend="eager"),
     }
