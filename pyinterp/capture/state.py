@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import equal_branch, scalars, sizes, tracked_ints
+from .values import equal_branch, listed_ints, scalars, sizes, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -289,7 +289,7 @@ class Capture:
         site = self.site()
         record = BreakRecord(kind, message, *(site or (None, None)))
         if self.recording.sizes is not None:
-            self.recording.sizes.give_up("a graph break (%s)" % record.message)
+            self.recording.sizes.give_up("a graph break (%s)" % record.message, breaking=True)
         if not self.breaks.explain and _break_logger.isEnabledFor(logging.INFO):
             _break_logger.info("graph break at %s\n    %s [%s]\n    hint: %s", site_text(site),
                                record.message, record.kind, record.hint)
@@ -352,6 +352,8 @@ class Capture:
                 return func(*args, **kwargs)
         elif name in _DATA_DEPENDENT and prop is None:
             result = scalars.produce(self, func, name, args, kwargs)
+            if result is None:
+                result = listed_ints.produce(self, func, name, args, kwargs)
             if result is None and not kwargs:
                 result = tracked_ints.produce(self, func, name, args)
             if result is None:

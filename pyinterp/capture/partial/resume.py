@@ -39,6 +39,7 @@ from ...codegen.resume import call_then_resume, resume_code
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes.signals import NULL
 from .. import logreport
+from ..values.sizes import holds_unbacked
 from .callees import NO_SELF
 
 SPLIT_POINTS = frozenset({"CALL"})
@@ -89,6 +90,9 @@ def split_entry(cap, pre, in_callee, backend, callees):
         raise Unsupported("generator code")
     if cap.recording.ints:
         raise Unsupported("a Python int the graph computes is live (it would be a constant)")
+    sizes = cap.recording.sizes
+    if sizes is not None and (sizes.lost_unbacked or holds_unbacked(pre.stack)):
+        raise Unsupported("a data-dependent int is live (it would be a constant)")
     argc = ins.arg
     consumed = argc + 2
     below = pre.stack[:-consumed] if consumed <= len(pre.stack) else None

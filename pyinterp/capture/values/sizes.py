@@ -28,10 +28,22 @@ the call's real tensors, but the sizes it reads stay symbols in the graph:
   it: the shape environment guards the value (``s0 == 4``), and the reason
   is kept for ``explain``.
 
+Data-dependent sizes (``nonzero()``, masks, ``unique()``: their sizes
+are *unbacked* symbols) and the ints of ``t.tolist()``
+(:mod:`.listed_ints`: unbacked too, and *value symbols*) stay symbolic
+the same way.  A decision on an unbacked size that the shape environment
+cannot prove is a ``data-dependent-shape`` break; any decision on a value
+symbol, or a use that would specialize it, is a ``data-dependent-value``
+break (:class:`DataDependentValue`), proof or not: torch's proofs about
+them may rest on an op's preconditions, which the graph run by the eager
+backend does not check.
+
 A graph break, or an op the fake replay cannot run, gives the sizes up
 (:meth:`SizeTracker.give_up`): the entry then keeps exact-shape guards
-(``TensorMatch``), which is always sound, since every size the run
-computed is a function of the guarded shapes.
+(``TensorMatch``), which is sound for every size the run computed from
+the guarded shapes.  An int from an unbacked size or from tensor data is
+not one of those: giving the sizes up while one is live is a break, and
+a split there is refused (:attr:`SizeTracker.lost_unbacked`).
 
 Records (:class:`~..state.Capture`): owns ``recording.sizes`` (None in a
 static capture); reads ``recording.recorder``, ``breaks``, ``top``.
@@ -84,10 +96,24 @@ _TRUTH = info.TRUTH_TESTS | info.KEEPS_ON_JUMP | info.for_running({info.ALL: ("U
                                               info.SINCE_313: ("TO_BOOL",)})
 
 _COUNTED = info.stack_names()
+# Instructions that hash values into a dict or set: the stack positions of the keys.
+_HASHED = {"BUILD_MAP": lambda n: range(-2 * n, 0, 2), "BUILD_SET": lambda n: range(-n, 0),
+           "SET_ADD": lambda n: (-1,), "MAP_ADD": lambda n: (-2,)}
 
 # Native callables that only move or count the items of what they get.
 # (not ``type``: it gets the plain int, so ``type(n) is int`` holds as natively)
 _NATIVE_MOVES = (len, isinstance, tuple, list, torch.Size)
+
+
+class DataDependentValue(Exception):
+    """A Python decision on an int from tensor data (a value symbol of
+    :mod:`.listed_ints`): the capture breaks (``data-dependent-value``)."""
+
+
+def break_kind(error):
+    """The break kind of a decision the sizes could not make."""
+    return "data-dependent-value" if isinstance(error, DataDependentValue) \
+        else "data-dependent-shape"
 
 
 class SizeTracker:
@@ -109,6 +135,8 @@ class SizeTracker:
         self.given_up = None  # why the capture fell back to exact shapes
         self.native_depth = 0  # torch's Python functions running natively
         self.unbacked = False  # the graph has ops with data-dependent output sizes
+        self.value_symbols = set()  # the unbacked symbols of ints from tensor data
+        self.lost_unbacked = False  # give_up made a data-dependent int plain
         self._sizes = {}  # (node, dim or kind) -> (SymInt, its node)
 
     @property
@@ -124,20 +152,35 @@ class SizeTracker:
         self.unbacked = True
         return True
 
-    def give_up(self, why):
+    def note_values(self, syms):
+        """``syms`` (unbacked SymInts) stand for ints from tensor data."""
+        for sym in syms:
+            self.value_symbols |= sym.node.expr.free_symbols
+
+    def give_up(self, why, breaking=False):
         """Stop keeping sizes symbolic: the entry guards exact shapes.  The
         SymbolicInts the run's frames hold become plain ints (nothing
-        follows them any more, and the program must not see them)."""
-        if self.given_up is None:
-            self.given_up = why
-            vm = self.interp.vm if self.interp is not None else None
-            frame = vm.top if vm is not None else None
-            while frame is not None:
-                for values in (frame.stack, frame.fast):
-                    for i, v in enumerate(values):
-                        if carries(v):
-                            values[i] = plain(v)
-                frame = frame.back
+        follows them any more, and the program must not see them).  One
+        whose value depends on tensor data would be a constant from now
+        on: unless a break (``breaking``) is giving the sizes up, that is
+        a break too."""
+        if self.given_up is not None:
+            return
+        self.given_up = why
+        vm = self.interp.vm if self.interp is not None else None
+        frame = vm.top if vm is not None else None
+        while frame is not None:
+            for values in (frame.stack, frame.fast):
+                for i, v in enumerate(values):
+                    if carries(v):
+                        self.lost_unbacked |= holds_unbacked(v)
+                        values[i] = plain(v)
+            frame = frame.back
+        if self.lost_unbacked and not breaking:
+            vm.capture.break_graph("data-dependent-value" if self.value_symbols else
+                                   "data-dependent-shape",
+                                   "the sizes could no longer be followed (%s) while an int "
+                                   "from tensor data was live" % why)
 
     # -- fake replay ------------------------------------------------------------
     def fake_of(self, node, recorder):
@@ -305,9 +348,19 @@ class SizeTracker:
         return SymbolicInt(-int(operand), sym, recorder.graph.call_function(
             operator.neg, (operand.node,)))
 
-    def decide(self, value):
-        """The truth of a SymBool or SymInt (a relation guarded from now on)."""
+    def decide(self, value, *operands):
+        """The truth of a SymBool or SymInt (a relation guarded from now
+        on), computed from ``operands`` (SymbolicInts and ints)."""
+        for v in (value,) + operands:
+            self._check_not_value(v.sym if type(v) is SymbolicInt else v)
         return bool(value)
+
+    def _check_not_value(self, sym):
+        """Raise :class:`DataDependentValue` if ``sym`` depends on an int
+        from tensor data."""
+        if self.value_symbols and type(sym) in (torch.SymInt, torch.SymBool) \
+                and not self.value_symbols.isdisjoint(sym.node.expr.free_symbols):
+            raise DataDependentValue("a decision on an int from tensor data (%s)" % sym)
 
     def specialize(self, value, why, site):
         """Guard the exact values of the SymbolicInts in ``value``; the
@@ -319,12 +372,21 @@ class SizeTracker:
             self._guard_value(s.sym)
         return plain(value)
 
-    @staticmethod
-    def _guard_value(sym):
+    def _guard_value(self, sym):
         if type(sym) is torch.SymInt:
+            self._check_not_value(sym)
             from torch.fx.experimental.symbolic_shapes import guard_int
 
             guard_int(sym)
+
+
+def holds_unbacked(value):
+    """True if ``value`` is or holds a SymbolicInt that depends on an
+    unbacked symbol (a data-dependent size, an int from tensor data)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return any(type(s.sym) is torch.SymInt and free_unbacked_symbols(s.sym)
+               for s in each(value))
 
 
 def _hints(shape):
@@ -361,9 +423,9 @@ def read(cap, func, name, prop, args):
 
     try:
         return _read(cap, func, prop, args)
-    except GuardOnDataDependentSymNode:
-        cap.break_graph("data-dependent-shape", "%s needs the exact value of a data-dependent "
-                        "size" % (prop or name))
+    except (GuardOnDataDependentSymNode, DataDependentValue) as e:
+        cap.break_graph(break_kind(e), "%s needs the exact value of a data-dependent size"
+                        % (prop or name))
         return None
 
 
@@ -427,9 +489,9 @@ def after_call(cap, name, args, kwargs, result):
             if issubclass(type(value), Tensor):
                 sizes.specialize_tensor(cap.recording.recorder, value,
                                         "%s() gave a plain value" % name, cap.site())
-    except GuardOnDataDependentSymNode:
-        cap.break_graph("data-dependent-shape", "%s() needs the exact value of a "
-                        "data-dependent size" % name)
+    except (GuardOnDataDependentSymNode, DataDependentValue) as e:
+        cap.break_graph(break_kind(e), "%s() needs the exact value of a data-dependent size"
+                        % name)
 
 
 def _has_tensor(value):
@@ -459,6 +521,10 @@ def step(vm, frame, ins):
         vm.capture.break_graph("data-dependent-shape", "%s decides on a data-dependent size"
                                % ins.opname)
         return False
+    except DataDependentValue:
+        vm.capture.break_graph("data-dependent-value", "%s decides on a Python int from tensor "
+                               "data (.tolist())" % ins.opname)
+        return False
 
 
 def _step(vm, frame, ins):
@@ -481,7 +547,7 @@ def _step(vm, frame, ins):
                 stack[-1] = sizes.specialize(stack[-1], "its value is kept by " + name,
                                              cap.site())
             else:  # the jump sees the decided truth (a guarded relation)
-                stack[-1] = sizes.decide(stack[-1].sym)
+                stack[-1] = sizes.decide(stack[-1].sym, stack[-1])
         return False
     if name in _CALLS:
         _call(cap, sizes, frame, ins)
@@ -497,6 +563,11 @@ def _step(vm, frame, ins):
         for at in (_STORED_AT[name], -1) if name == "STORE_SUBSCR" else (_STORED_AT[name],):
             if carries(stack[at]):
                 stack[at] = sizes.specialize(stack[at], "it is stored (%s)" % name, cap.site())
+        return False
+    if name in _HASHED:  # {n: v}, {n}: the key's hash and equality decide
+        for at in _HASHED[name](ins.arg):
+            if carries(stack[at]):
+                stack[at] = sizes.specialize(stack[at], "it is a key (%s)" % name, cap.site())
         return False
     if name in _MOVES or name in info.CONDITIONAL_JUMPS:
         return False
@@ -531,7 +602,7 @@ def _binary_op(cap, sizes, frame, ins):
     op = ARITHMETIC.get(symbol)
     ints = all(type(v) in (int, SymbolicInt) for v in (lhs, rhs))
     if op is None or not ints or cap.recording.ints.shadows or (
-            op in (operator.floordiv, operator.mod) and int(rhs) <= 0):
+            op in (operator.floordiv, operator.mod) and not sizes.decide(_sym(rhs) > 0, rhs)):
         # (a tracked int from tensor data, a float, a tensor, a container:
         # the other side is not a size; // and % by a non-positive size
         # are left to Python's own errors and signs)
@@ -563,7 +634,7 @@ def _compare_op(cap, sizes, frame, ins):
                 stack[at] = sizes.specialize(stack[at], "compared with a %s" % type(
                     stack[-1 if at == -2 else -2]).__name__, cap.site())
         return False
-    truth = sizes.decide(op(_sym(lhs), _sym(rhs)))
+    truth = sizes.decide(op(_sym(lhs), _sym(rhs)), lhs, rhs)
     del stack[-2:]
     stack.append(truth)
     return True
@@ -596,12 +667,27 @@ def _call(cap, sizes, frame, ins):
     if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn) \
             or ins.opname != "CALL_FUNCTION_EX" and legacy_tensors.takes_sizes(fn, args):
         return  # (torch.Tensor(n, d): recorded as torch.empty(n, d))
-    for i in range(first, last):
+    for i in range(_iterated(fn, frame, ins, first, last), last):
         if carries(stack[i]):
             stack[i] = sizes.specialize(stack[i], "%s() received it" % _spell(fn), cap.site())
 
 
 _BOUND_NATIVE = (types.BuiltinMethodType, types.MethodWrapperType)
+# Natives whose iterators give the items of their leading positional
+# arguments as they are (how many arguments: None for all).
+_ITERATORS = ((enumerate, 1), (zip, None), (reversed, 1), (iter, 1))
+
+
+def _iterated(fn, frame, ins, first, last):
+    """The stack position after the arguments of the call that ``fn`` only
+    iterates (``enumerate(ns)``, ``zip(ns, xs)``): ``first`` for any
+    other callee."""
+    count = next((n for f, n in _ITERATORS if fn is f), 0)
+    if count == 0 or ins.opname == "CALL_FUNCTION_EX":
+        return first
+    names = frame.stack[-1] if ins.opname == "CALL_KW" else frame.kw_names
+    positional = last - first - len(names or ())
+    return first + (positional if count is None else min(count, positional))
 
 
 def guard_operands(cap, frame, ins):
@@ -612,9 +698,8 @@ def guard_operands(cap, frame, ins):
 
     try:
         _guard_operands(cap, frame, ins)
-    except GuardOnDataDependentSymNode:
-        cap.break_graph("data-dependent-shape", "a data-dependent size next to an int from "
-                        "tensor data")
+    except (GuardOnDataDependentSymNode, DataDependentValue) as e:
+        cap.break_graph(break_kind(e), "a data-dependent size next to an int from tensor data")
 
 
 def _guard_operands(cap, frame, ins):
