@@ -355,17 +355,23 @@ class SizeTracker:
             self._check_not_value(v.sym if type(v) is SymbolicInt else v)
         return bool(value)
 
-    def _check_not_value(self, sym):
-        """Raise :class:`DataDependentValue` if ``sym`` depends on an int
-        from tensor data."""
+    def _check_not_value(self, sym, raising=True):
+        """Raise :class:`DataDependentValue` (or return False, unless
+        ``raising``) if ``sym`` depends on an int from tensor data."""
         if self.value_symbols and type(sym) in (torch.SymInt, torch.SymBool) \
                 and not self.value_symbols.isdisjoint(sym.node.expr.free_symbols):
-            raise DataDependentValue("a decision on an int from tensor data (%s)" % sym)
+            if raising:
+                raise DataDependentValue("its value decides (%s)" % sym)
+            return False
+        return True
 
     def specialize(self, value, why, site):
         """Guard the exact values of the SymbolicInts in ``value``; the
         same value with plain ints."""
         found = list(each(value))
+        for s in found:
+            if not self._check_not_value(s.sym, raising=False):
+                raise DataDependentValue("its value is needed (%s)" % why)
         if found:
             self.specialized.append((_describe(value), why, site))
         for s in found:
@@ -521,9 +527,9 @@ def step(vm, frame, ins):
         vm.capture.break_graph("data-dependent-shape", "%s decides on a data-dependent size"
                                % ins.opname)
         return False
-    except DataDependentValue:
-        vm.capture.break_graph("data-dependent-value", "%s decides on a Python int from tensor "
-                               "data (.tolist())" % ins.opname)
+    except DataDependentValue as e:
+        vm.capture.break_graph("data-dependent-value", "%s on a Python int from tensor data "
+                               "(.tolist()): %s" % (ins.opname, e))
         return False
 
 
@@ -661,11 +667,14 @@ def _call(cap, sizes, frame, ins):
         fn, args = peek_call(stack[:len(stack) - names] if names else stack, nargs)
         last = len(stack) - names
         first = last - len(args)
-    owner = fn.__self__ if type(fn) in _BOUND_NATIVE else None
+    owner = getattr(fn, "__self__", None) if type(fn) in _BOUND_NATIVE else None
     if type(owner) is SymbolicInt:  # n.bit_length(): the int's own C method
         sizes.specialize(owner, "its method %s() ran" % fn.__name__, cap.site())
-    if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn) \
-            or ins.opname != "CALL_FUNCTION_EX" and legacy_tensors.takes_sizes(fn, args):
+    if not any(carries(stack[i]) for i in range(first, last)):
+        return
+    if _may_receive(fn) and not (type(owner) is list and cap.recording.refgraph.is_outside(owner)):
+        return  # (an outside list's append is a write the mock replays: exact values)
+    if ins.opname != "CALL_FUNCTION_EX" and legacy_tensors.takes_sizes(fn, args):
         return  # (torch.Tensor(n, d): recorded as torch.empty(n, d))
     for i in range(_iterated(fn, frame, ins, first, last), last):
         if carries(stack[i]):
