@@ -75,7 +75,8 @@ def produce(cap, func, name, args, kwargs):
     nodes = [graph.call_function(operator.getitem, (listed, i)) for i in range(len(values))]
     syms = [sizes.fake_of(node, rec) for node in nodes]
     if not sizes.active or any(type(s) is not torch.SymInt for s in syms):
-        rec.erase({listed, *nodes})
+        if cap.recording.recorder is rec:  # (not a graph that explain closed)
+            rec.erase({listed, *nodes})
         return None
     rec.op_count += 1
     sizes.note_values(syms)
