@@ -132,7 +132,7 @@ def test_break_count_follows_the_path_taken():
 
 def test_break_in_helper_points_at_helper_line():
     def helper(t):
-        return t.long().tolist()  # HELPER-BREAK (ints from tensors are not kept in graphs)
+        return t.long().reshape(1, -1).tolist()  # HELPER-BREAK (a 2-d tensor's ints: a break)
 
     def f(x):
         return helper(x * 2)

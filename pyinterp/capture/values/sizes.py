@@ -179,8 +179,8 @@ class SizeTracker:
         if self.lost_unbacked and not breaking:
             vm.capture.break_graph("data-dependent-value" if self.value_symbols else
                                    "data-dependent-shape",
-                                   "the sizes could no longer be followed (%s) while an int "
-                                   "from tensor data was live" % why)
+                                   "the sizes could no longer be followed (%s) while a "
+                                   "data-dependent int was live" % why)
 
     # -- fake replay ------------------------------------------------------------
     def fake_of(self, node, recorder):
