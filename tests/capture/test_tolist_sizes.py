@@ -108,8 +108,13 @@ def in_a_merged_branch(x, lengths):
     return y
 
 
+def back_to_a_tensor(x, lengths):
+    ns = lengths.tolist()[::-1]
+    return x[0, :ns[0]].sum(0) * torch.tensor(ns).sum() + len(ns)
+
+
 ONE_GRAPH = [pool, start_and_stop, sizes_of_ops, split_by_lengths, zipped, size_of_a_slice,
-             in_a_merged_branch]
+             in_a_merged_branch, back_to_a_tensor]
 
 
 @pytest.mark.parametrize("fn", ONE_GRAPH)
@@ -200,6 +205,12 @@ def appends_outside(x, lengths, box=[]):
     return x * 2
 
 
+def sorts_them(x, lengths):
+    ns = lengths.tolist()
+    ns.sort()  # (compares the ints natively)
+    return x[0, :ns[0]].sum()
+
+
 def op_the_sizes_cannot_follow(x, lengths):
     n, m = lengths.tolist()[:2]
     y = torch.nn.functional.pad(x, (0, m))  # (no fake pad with a data-dependent width)
@@ -210,6 +221,7 @@ BREAKS = {decides: "COMPARE_OP", decides_what_torch_could_prove: "COMPARE_OP",
           prints: r"print\(\) received it", returns_the_list: "leaves the traced function",
           loops_over_it: r"range\(\) received it", dict_key: "a key",
           divides_by_it: "its value", appends_outside: r"append\(\) received it",
+          sorts_them: r"list.sort\(\) compared it",
           op_the_sizes_cannot_follow: "could no longer be followed"}
 
 

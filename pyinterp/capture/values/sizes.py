@@ -670,6 +670,10 @@ def _call(cap, sizes, frame, ins):
     owner = getattr(fn, "__self__", None) if type(fn) in _BOUND_NATIVE else None
     if type(owner) is SymbolicInt:  # n.bit_length(): the int's own C method
         sizes.specialize(owner, "its method %s() ran" % fn.__name__, cap.site())
+    elif type(owner) in (list, tuple) and fn.__name__ in _COMPARING and carries(owner):
+        # ns.sort(), ns.index(n): the items are compared natively
+        sizes.specialize(owner, "%s.%s() compared it" % (type(owner).__name__, fn.__name__),
+                         cap.site())
     if not any(carries(stack[i]) for i in range(first, last)):
         return
     if _may_receive(fn) and not (type(owner) is list and cap.recording.refgraph.is_outside(owner)):
@@ -682,6 +686,8 @@ def _call(cap, sizes, frame, ins):
 
 
 _BOUND_NATIVE = (types.BuiltinMethodType, types.MethodWrapperType)
+_COMPARING = frozenset({"sort", "index", "count", "remove", "__contains__", "__eq__", "__ne__",
+                        "__lt__", "__le__", "__gt__", "__ge__"})
 # Natives whose iterators give the items of their leading positional
 # arguments as they are (how many arguments: None for all).
 _ITERATORS = ((enumerate, 1), (zip, None), (reversed, 1), (iter, 1))
