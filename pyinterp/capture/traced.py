@@ -100,6 +100,10 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
         try:
             out = _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees,
                            dim_policy)
+        except GraphBreakSignal as signal:
+            # (a break found after the run, building the mock: no user frame)
+            sourcelines.forget(lines)
+            raise _graph_break_error(signal.record) from None
         except BaseException:
             sourcelines.forget(lines)
             raise

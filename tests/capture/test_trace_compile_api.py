@@ -237,3 +237,21 @@ def test_cache_entries_name_breaks():
     entry, = traced.cache_entries()
     assert entry.kind in ("partial", "native")
     assert entry.break_reasons and "test_trace_compile_api.py" in entry.break_reasons[0]
+
+
+def _returns_a_list_holding_itself(x):
+    out = [x * 2]
+    out.append(out)
+    return out
+
+
+def test_fullgraph_break_found_after_the_run_is_a_graph_break_error():
+    # (the result cannot be rebuilt by a mock: found after the run ended,
+    # when no user frame is left; still the public error, never internal)
+    with pytest.raises(pyinterp.GraphBreakError, match="refers to itself") as info:
+        pyinterp.trace(_returns_a_list_holding_itself, fullgraph=True, backend="eager")(fresh(2))
+    assert info.value.kind == "unsupported-value"
+    traced = pyinterp.trace(_returns_a_list_holding_itself, backend="eager")
+    for seed in range(2):
+        got = traced(fresh(2, seed=seed))
+        assert got[1] is got and torch.equal(got[0], fresh(2, seed=seed) * 2)
