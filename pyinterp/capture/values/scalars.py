@@ -63,10 +63,11 @@ import types
 import torch
 
 from .. import rules
+from . import float_text
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
-from ..torchfiles import is_torch_function
+from ..torchfiles import runs_interpreted
 
 Tensor = torch.Tensor
 
@@ -261,7 +262,11 @@ def binary_op(vm, frame, ins, base):
     table = cap.recording.scalars
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    if not table or not cap.breaks.active or not (table.tracks(lhs) or table.tracks(rhs)) \
+    if not table or not cap.breaks.active:
+        return base(vm, frame, ins)
+    if float_text.formats(cap, ins, lhs, rhs):  # "%.2f" % s, or text made from one
+        return float_text.binary_op(vm, frame, ins, base)
+    if not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
     symbol = info.NB_SYMBOL.get(ins.arg)
@@ -436,11 +441,7 @@ def check_call(cap, fn, args, kwargs):
 
 
 def _may_receive(cap, fn):
-    if type(fn) is types.MethodType:
-        fn = fn.__func__
-    if type(fn) is types.FunctionType:
-        return not is_torch_function(fn)
-    if isinstance(fn, torch.nn.Module):
+    if runs_interpreted(fn):
         return True
     owner = getattr(fn, "__self__", None)
     if type(owner) is list and getattr(fn, "__name__", "") == "append":
