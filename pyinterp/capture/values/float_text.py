@@ -36,8 +36,8 @@ CPython's shared singleton; a result that *is* one of its operands), and
 any of this inside a speculated branch arm.
 
 Records (:class:`~..state.Capture`): owns none (its :class:`TextTable` is
-``recording.text``); reads ``recording``, ``breaks``, ``speculation``,
-``interp`` and ``top``.
+``recording.text``); reads ``recording``, ``breaks``, ``speculation`` and
+``interp``.
 """
 import operator
 
@@ -220,13 +220,14 @@ def build_string(vm, frame, ins, base):
 
 # -- where derived values may go -------------------------------------------------
 # What only moves a tracked float moves a derived value too, less what would
-# put it where the checks below no longer see it (a list the run appends to,
-# a loop over one) or compute with it; the formatting instructions are
-# vetted by the capture interpreter's format hooks and the variants above,
-# and a return only moves it into an interpreted caller.
+# put it where the checks below no longer see it (a list) or compute with it;
+# the formatting instructions are vetted by the capture interpreter's format
+# hooks and the variants above, and a return only moves it into an
+# interpreted caller.  Other instructions consume the values they take from
+# the stack (``info.pops``), less the containers some of them only read.
 _MOVES = rules.keys("float_flow", "float_move") - {
-    "LIST_APPEND", "BUILD_LIST", "FOR_ITER", "END_FOR", "UNARY_NEGATIVE", "RETURN_VALUE"}
-_CONSUMES_TOP = rules.arguments("float_flow", "float_reads_top")
+    "LIST_APPEND", "BUILD_LIST", "UNARY_NEGATIVE", "RETURN_VALUE"}
+_READS_TOP = rules.arguments("float_flow", "float_reads_top")
 _STORES = frozenset({"STORE_ATTR", "STORE_SUBSCR"})
 
 
@@ -234,18 +235,22 @@ def check_instruction(cap, frame, ins):
     """Break before an instruction that would consume a derived value (see
     the module docstring)."""
     name = ins.opname
-    if name in _MOVES or name == "RETURN_VALUE" and frame is not cap.top.frame:
+    if name in _MOVES or name == "RETURN_VALUE" and frame.back is not None:
         return
     table = cap.recording.text
     stack = frame.stack
-    depth = _CONSUMES_TOP.get(name)
+    depth = _READS_TOP.get(name)
     if depth is not None and name not in _STORES:
         consumed = any(table.tracks(v) for v in stack[len(stack) - depth:])
     else:
-        consumed = any(table.carried(v) for v in stack)
+        depth = info.pops(name, ins.arg) if name in _COUNTED else len(stack)
+        consumed = any(table.carried(v) for v in stack[len(stack) - depth:])
     if consumed:
         cap.break_graph("data-dependent-value", "%s on text made from a Python float the graph "
                         "computes" % name)
+
+
+_COUNTED = frozenset(info.stack_names())
 
 
 def check_call(cap, fn, args, kwargs):
