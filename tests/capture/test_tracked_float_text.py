@@ -63,7 +63,7 @@ def _same_as_eager(traced, fn, args):
 def _check_in_graph(fn, *shapes):
     """One graph, no break (also under fullgraph), and every call (each
     with other data, so other text) replays eager's text."""
-    explanation = pyinterp.explain(fn, *_args(0, *shapes))
+    explanation, _ = _observe(lambda *a: pyinterp.explain(fn, *a), _args(0, *shapes))
     assert explanation.graph_break_count == 0, explanation.break_reasons
     assert explanation.graph_count == 1
     _observe(pyinterp.trace(fn, fullgraph=True, backend="eager"), _args(0, *shapes))
@@ -77,7 +77,7 @@ def _check_in_graph(fn, *shapes):
 def _check_breaks(fn, *shapes):
     """A data-dependent-value break (fullgraph raises it), and eager's
     results and text on every call."""
-    explanation = pyinterp.explain(fn, *_args(0, *shapes))
+    explanation, _ = _observe(lambda *a: pyinterp.explain(fn, *a), _args(0, *shapes))
     assert "data-dependent-value" in [r.kind for r in explanation.break_reasons], \
         explanation.break_reasons
     with pytest.raises(pyinterp.GraphBreakError):
