@@ -37,7 +37,13 @@ What a tracked float may do without a break (everything else is a
   the op's result dtype, as a Python scalar operand would be;
 * leave the function: in the return value, a replayed write, or a
   ``print``/logging argument; the mock reads it from a graph output with
-  ``.item()``.
+  ``.item()``;
+* ``max(a, b)``/``min(a, b)`` with another float: a tracked float again
+  (:mod:`.float_minmax`);
+* text: ``round(s, n)``, ``"%.2f" % s``, f-string fields, ``str``/
+  ``format`` make derived values that the mock makes again from the float
+  where they only feed ``print``/logging/``warnings.warn``
+  (:mod:`.float_text`, which also says where such text may go).
 
 A comparison with a plain number that feeds a conditional jump
 (``if random.random() < self.p:``) is recorded as a 0-d bool node, and the
@@ -48,9 +54,9 @@ arms of such a branch may compute with tracked floats in turn (the nodes
 of the floats in the frame's slots are made before the arms, so that
 ``torch.cond`` can take them as operands of both).
 
-Other comparisons, truth tests, formatting, hashing, indexing, and any
-native call other than the above feed Python control flow or data the mock
-cannot recompute: those break (``x = s > 0`` is a break, which is correct:
+Other comparisons, truth tests, hashing, indexing, and any native call
+other than the above feed Python control flow or data the mock cannot
+recompute: those break (``x = s > 0`` is a break, which is correct:
 the value depends on data).
 
 Records (:class:`~..state.Capture`): owns none (its :class:`ScalarTable` is
