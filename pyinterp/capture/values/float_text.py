@@ -44,31 +44,13 @@ import operator
 from .. import rules
 from ...opcodes import info
 from ..torchfiles import runs_interpreted
+from .identity import IdentityTable
 
 
-class TextTable:
-    """The derived values of one capture: ``id -> (value, fn, operands)``
-    (the value is kept alive, so an id is never reused during the capture)."""
+class TextTable(IdentityTable):
+    """The derived values of one capture: ``id -> (value, fn, operands)``."""
 
-    def __init__(self):
-        self._entries = {}
-
-    def __bool__(self):
-        return bool(self._entries)
-
-    def tracks(self, value):
-        return type(value) in _DERIVED_TYPES and id(value) in self._entries
-
-    def carried(self, value):
-        """True if ``value`` is, or contains (tuples, lists, dicts), a derived value."""
-        tp = type(value)
-        if tp in _DERIVED_TYPES:
-            return id(value) in self._entries
-        if tp in (tuple, list):
-            return any(self.carried(v) for v in value)
-        if tp is dict:
-            return any(self.carried(v) for v in value.values())
-        return False
+    TYPES = (str, float)
 
     def add(self, value, fn, operands):
         self._entries[id(value)] = (value, fn, tuple(operands))
@@ -76,11 +58,11 @@ class TextTable:
     def recipe(self, value):
         """``(fn, operands)``: ``fn(*operands)`` makes ``value`` again; None
         if ``value`` is not a derived value."""
-        entry = self._entries.get(id(value)) if type(value) in _DERIVED_TYPES else None
+        entry = self._entries.get(id(value)) if type(value) in self.TYPES else None
         return None if entry is None or entry[0] is not value else entry[1:]
 
 
-_DERIVED_TYPES = (str, float)
+_DERIVED_TYPES = TextTable.TYPES
 
 
 def concat(*pieces):
@@ -118,7 +100,7 @@ def derive(cap, fn, operands, result):
             or type(result) not in _DERIVED_TYPES or type(result) is str and len(result) < 2:
         return False
     flat = list(_flat(operands))
-    if any(v is result for v in flat) or id(result) in cap.recording.text._entries \
+    if any(v is result for v in flat) or cap.recording.text.tracks(result) \
             or cap.recording.scalars.tracks(result) \
             or not all(is_source(cap, v) or type(v) in _CONSTANTS for v in flat):
         return False

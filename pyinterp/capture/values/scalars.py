@@ -70,6 +70,7 @@ import torch
 
 from .. import rules
 from . import float_text
+from .identity import IdentityTable
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
@@ -102,7 +103,7 @@ _MOVES = rules.keys("float_flow", "float_move")
 _CONSUMES_TOP = rules.arguments("float_flow", "float_reads_top")
 
 
-class ScalarTable:
+class ScalarTable(IdentityTable):
     """The tracked floats of one capture: ``id -> (value, recorder, make)``.
 
     ``make()`` builds the value's 0-d float64 node in ``recorder``'s graph
@@ -110,25 +111,11 @@ class ScalarTable:
     elements that are used).
     """
 
+    TYPES = (float,)
+
     def __init__(self):
-        self._entries = {}
+        super().__init__()
         self._nodes = {}
-
-    def __bool__(self):
-        return bool(self._entries)
-
-    def tracks(self, value):
-        return type(value) is float and id(value) in self._entries
-
-    def carried(self, value):
-        """True if ``value`` is, or contains (tuples, lists, dicts), a tracked float."""
-        if type(value) is float:
-            return id(value) in self._entries
-        if type(value) in (tuple, list):
-            return any(self.carried(v) for v in value)
-        if type(value) is dict:
-            return any(self.carried(v) for v in value.values())
-        return False
 
     def add(self, value, recorder, make, device):
         """Track ``value``; its node, made by ``make()``, lives on ``device``."""
