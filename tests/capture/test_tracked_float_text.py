@@ -179,6 +179,7 @@ def print_many_forms(x, y):
     print(f"{s}", f"{s!r}", f"[{t:>12.4e}]", f"{s:.2f}/{t:+.1f} {-s:g}")
     print(str(s), repr(t), format(s, ".3f"), round(t, 2), round(s * 2 + t, 3))
     print("%s and %.1f and %d%%" % (s, t, 7), "%.2f" % (s,), "x=" + str(t) + "!")
+    print("{0:.3f} {t:+.2e} {0!r:>30}".format(s, t=t), "<{}>".format(t), ascii(s))
     return x + s
 
 
@@ -233,6 +234,45 @@ def test_the_benchmark_random_case_is_one_graph():
         assert_same(actual, expected)
         assert actual_text == expected_text
     assert counter.count == 1
+    assert_hits_ran_graph(counter, CALLS - 1)
+
+
+def random_formatted(x):
+    import random
+
+    print(f"draw {random.random():.4f}")
+    return x * 2
+
+
+def text_before_another_break(x):
+    text = f"{x.sum().item():.2f}"
+    n = x.numpy()  # a break that splits: the text crosses it in a local
+    y = torch.from_numpy(n * 2)
+    print(text, "then", f"{y.max().item():.3f}")
+    return y
+
+
+def test_recomputed_random_formatted_is_one_graph():
+    import random
+
+    traced, counter = traced_counting(random_formatted)
+    for seed in range(CALLS):
+        random.seed(seed)
+        expected = _observe(random_formatted, _args(seed, (3,)))
+        random.seed(seed)
+        actual = _observe(traced, _args(seed, (3,)))
+        assert_same(actual[0], expected[0])
+        assert actual[1] == expected[1]
+    assert counter.count == 1
+
+
+def test_text_crossing_another_break_is_made_again():
+    """The partial graph's mock makes the text from its graph output and
+    hands it to the resume function."""
+    traced, counter = traced_counting(text_before_another_break)
+    texts = [_same_as_eager(traced, text_before_another_break, _args(seed, (4,)))
+             for seed in range(CALLS)]
+    assert len(set(map(repr, texts))) == CALLS
     assert_hits_ran_graph(counter, CALLS - 1)
 
 

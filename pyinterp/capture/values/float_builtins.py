@@ -2,10 +2,11 @@
 
 :meth:`.interpreter.CaptureInterpreter.divert_call` asks :func:`divert`
 first on every call while tracked floats exist: ``max``/``min`` of two
-floats (:mod:`.float_minmax`), ``round(s, n)`` and ``str``/``repr``/
-``ascii``/``format`` (derived text, :mod:`.float_text`).  A call they do
-not model goes on to the checks of :mod:`.scalars` and :mod:`.float_text`,
-which break where the callee would consume the float.
+floats (:mod:`.float_minmax`), ``round(s, n)``, ``str``/``repr``/
+``ascii``/``format`` and a str's ``format`` method (derived text,
+:mod:`.float_text`).  A call they do not model goes on to the checks of
+:mod:`.scalars` and :mod:`.float_text`, which break where the callee would
+consume the float.
 
 Records: none of its own (see the modules it dispatches to).
 """
@@ -21,4 +22,6 @@ def divert(cap, fn, args, kwargs):
         return float_text.round_call if float_text.accepts_round(cap, args, kwargs) else None
     if fn is str or fn is repr or fn is ascii or fn is format:
         return float_text.text_call if float_text.accepts_text(cap, fn, args, kwargs) else None
+    if float_text.accepts_str_format(cap, fn, args, kwargs):
+        return float_text.str_format_call
     return None

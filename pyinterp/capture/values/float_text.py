@@ -16,7 +16,8 @@ What makes a derived value (each a pure C computation on its operands):
 * ``round(s, n)`` (a float: Python's correctly rounded ``round``, which no
   graph op reproduces bit for bit, so it is recomputed rather than
   recorded);
-* ``str``, ``repr``, ``ascii``, ``format(s, spec)`` and the f-string field
+* ``str``, ``repr``, ``ascii``, ``format(s, spec)``, ``"{:.3f}".format(s)``
+  (positional and keyword arguments) and the f-string field
   instructions (``FORMAT_VALUE``; on 3.13 ``CONVERT_VALUE``,
   ``FORMAT_SIMPLE``, ``FORMAT_WITH_SPEC``), through the capture
   interpreter's ``to_str``/``to_repr``/``to_ascii``/``format``;
@@ -68,6 +69,11 @@ _DERIVED_TYPES = TextTable.TYPES
 def concat(*pieces):
     """``BUILD_STRING``'s join, as the mock replays it."""
     return "".join(pieces)
+
+
+def str_format(template, args, keywords):
+    """``template.format(*args, **dict(keywords))``, as the mock replays it."""
+    return template.format(*args, **dict(keywords))
 
 
 # -- making derived values ------------------------------------------------------
@@ -128,6 +134,24 @@ def round_call(vm, fn, args, kwargs):
 def text_call(vm, fn, args, kwargs):
     """``str(s)``, ``repr(s)``, ``ascii(s)``, ``format(s[, spec])``: derived text."""
     return apply(vm.capture, fn, tuple(args))
+
+
+def str_format_call(vm, fn, args, kwargs):
+    """``"max {:.3f}".format(s)``: derived text."""
+    keywords = tuple((k, v) for k, v in (kwargs or {}).items())
+    return apply(vm.capture, str_format, (fn.__self__, tuple(args), keywords))
+
+
+def accepts_str_format(cap, fn, args, kwargs):
+    """``fn`` is a str's ``format`` method, and its arguments are sources
+    and constants, a source among them."""
+    values = tuple(args) + tuple((kwargs or {}).values())
+    return type(fn) is _BUILTIN_METHOD and type(fn.__self__) is str \
+        and fn.__name__ == "format" and _formattable(cap, values) \
+        and any(is_source(cap, v) for v in _flat(values))
+
+
+_BUILTIN_METHOD = type("".join)
 
 
 def accepts_round(cap, args, kwargs):
