@@ -155,11 +155,15 @@ _BUILTIN_METHOD = type("".join)
 
 
 def accepts_round(cap, args, kwargs):
+    """``round(s, n)`` of a tracked or derived float and a plain int
+    (``round(s)`` is an int: not text, it stays a break)."""
     return not kwargs and len(args) == 2 and type(args[0]) is float \
         and is_source(cap, args[0]) and type(args[1]) is int
 
 
 def accepts_text(cap, fn, args, kwargs):
+    """``str``/``repr``/``ascii`` of one source, ``format`` of one with a
+    str spec or none."""
     if kwargs or not args or not is_source(cap, args[0]):
         return False
     if fn is format:
