@@ -332,7 +332,7 @@ def run_system(system, runner, reference, backend, dynamic, verbose=False):
     """Compile ``runner``'s model with ``system`` and play the workload,
     timed; compare every output with ``reference`` (eager's)."""
     result = SystemResult()
-    counter = generation.CountingBackend(backend)
+    counter = generation.CountingBackend(backend, system)
     graphs_before = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     box = {}
 

@@ -103,16 +103,26 @@ def generate_kwargs(cache, new_tokens):
 class CountingBackend:
     """A ``(gm, example_inputs) -> callable`` backend counting compiles and
     the calls of the callables it made; ``backend`` is ``"eager"`` (the
-    GraphModule's ``forward``) or ``"inductor"`` (``compile_fx``)."""
+    GraphModule's ``forward``) or ``"inductor"``: for Dynamo ``compile_fx``
+    (what ``torch.compile(backend="inductor")`` runs on Dynamo's graph), for
+    pyinterp its own ``backend="inductor"`` (``compile_fx`` too, after
+    pyinterp's pass that keeps eager's output layout,
+    ``pyinterp.codegen.output_layout``), so each side compiles as its users'
+    ``backend="inductor"`` would."""
 
-    def __init__(self, backend):
+    def __init__(self, backend, system="dynamo"):
         self.backend = backend
+        self.system = system
         self.compiles = 0
         self.calls = 0
 
     def _compile(self, gm, example_inputs):
         if self.backend == "eager":
             return gm.forward
+        if self.backend == "inductor" and self.system in ("pyinterp", "pi"):
+            from pyinterp.codegen import backends
+
+            return backends.resolve("inductor")(gm, example_inputs)
         if self.backend == "inductor":
             from torch._inductor.compile_fx import compile_fx
 
@@ -167,7 +177,7 @@ def generate_with(model, forward, ids, kwargs):
 def first_generate(system, model, ids, kwargs, expected, backend):
     """Compile ``model.forward`` with ``system`` and time its first ``generate``."""
     eager_forward = model.forward
-    run = SystemRun(counter=CountingBackend(backend))
+    run = SystemRun(counter=CountingBackend(backend, system))
     box = {}
 
     def first():

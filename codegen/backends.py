@@ -16,7 +16,7 @@ Captures in other threads go on meanwhile; only their compiles wait.
 import threading
 import warnings
 
-from . import collector
+from . import collector, output_layout
 
 _compile_lock = threading.RLock()
 
@@ -33,7 +33,8 @@ class Inductor:
     patches, by torch's own wrapper (``torch._TorchCompileInductorWrapper``,
     what ``torch.compile(backend="inductor")`` builds), so a bad mode or an
     unknown option raises torch's ``RuntimeError`` when it is made, at
-    ``trace()`` time.  A mode that turns CUDA graphs on
+    ``trace()`` time.  Outputs keep eager's contiguous layout
+    (:mod:`.output_layout`).  A mode that turns CUDA graphs on
     (``"reduce-overhead"``) also marks the parameters as static inputs."""
 
     __name__ = "inductor"
@@ -52,6 +53,7 @@ class Inductor:
     def __call__(self, gm, example_inputs):
         if self._wrapper.config.get("triton.cudagraphs"):
             _mark_static_parameters(example_inputs)
+        output_layout.keep_eager_layout(gm)
         with _shape_env_for_loops(gm):
             return self._wrapper(gm, list(example_inputs))
 

@@ -9,11 +9,18 @@ placeholder whose source the RefGraph knows.  Non-tensor arguments become
 constants of the graph: they are Python values that the guards keep fixed.
 """
 import operator
+import sys
 
 from .symbolic import SymbolicInt
 
 
 _FX_LEAF_TYPES = (int, float, bool, str, complex, type(None), slice, type(Ellipsis), range)
+
+
+def _is_numpy_number(value):
+    """True for a NumPy scalar number or bool (``numpy.generic``)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, (numpy.number, numpy.bool_))
 
 
 class Unrepresentable(Exception):
@@ -103,6 +110,12 @@ class GraphRecorder:
             return tp(self.map_arg(v) for v in value)
         if tp is dict:
             return {k: self.map_arg(v) for k, v in value.items()}
+        if _is_numpy_number(value):
+            # A NumPy scalar (``np.prod(x.shape)``, ``np.float64(0.75)``): a
+            # node remaking it from its exact Python value, so the op gets
+            # the same type as in eager (FX would write ``np.float64(..)``
+            # into the graph's code, where no ``np`` is defined).
+            return self.graph.call_function(tp, (value.item(),))
         if isinstance(value, self._leaf_types):
             if tp is slice:
                 return slice(self.map_arg(value.start), self.map_arg(value.stop),

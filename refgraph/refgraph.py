@@ -82,6 +82,24 @@ class RefGraph:
         self._sources[id(obj)] = source
         self._objects[id(obj)] = obj
 
+    def retype(self, obj, old):
+        """``obj``'s class changed from ``old`` (a lazy module materialized
+        natively at its first call): its type guard follows, where nothing
+        was yet read through ``obj`` (no other guard's path passes through
+        it, and no lookup went through ``old``'s class: the reads that
+        follow are of the new class).  False, guards untouched, otherwise."""
+        source = self.source_of(obj)
+        if source is None:
+            return False
+        key = G.TypeIs(source, tp=old).key()
+        guard = self.guards.get(key)
+        if guard is None or guard.tp is not old or any(
+                _passes_through(g.sources(), source) for k, g in self.guards.items() if k != key) \
+                or any(g.cls is old for g in self._classes.values()):
+            return False
+        guard.tp = type(obj)
+        return True
+
     def add_guard(self, guard):
         key = guard.key()
         if key not in self.guards:
@@ -427,3 +445,13 @@ def _is_enum_member(value):
     import enum
 
     return issubclass(type(value), enum.Enum)
+
+
+def _passes_through(sources, source):
+    """True if one of ``sources`` is ``source`` or a path read through it."""
+    for s in sources:
+        while s is not None:
+            if s == source:
+                return True
+            s = s.base
+    return False

@@ -25,12 +25,16 @@ class CacheEntryInfo:
       dimensions and why (``symbolic: x dims [0, 1] (dynamic=True)``),
       each specialization and why, the relations guarded (``relation: 2
       <= x.shape[0]``), or why the entry guards exact shapes; empty for
-      a capture with exact shapes only.
+      a capture with exact shapes only;
+    * ``ddp_parts``: for a traced DDP module, how many parts each graph was
+      compiled as, split at DDP's gradient buckets (1: not split); empty
+      otherwise.
     """
 
     def __init__(self, guard_source: str, guards: List[str], kind: str, graph_count: int,
                  break_reasons: List[str], hits: int, failures: Dict[str, int],
-                 dynamic_lines: Optional[List[str]] = None):
+                 dynamic_lines: Optional[List[str]] = None,
+                 ddp_parts: Optional[List[int]] = None):
         self.guard_source = guard_source
         self.guards = guards
         self.kind = kind
@@ -39,10 +43,13 @@ class CacheEntryInfo:
         self.hits = hits
         self.failures = failures
         self.dynamic_lines = dynamic_lines or []
+        self.ddp_parts = ddp_parts or []
 
     def __repr__(self) -> str:
-        return "<cache entry: %s, %d graph(s), %d guards, %d hits, %d failures>" % (
-            self.kind, self.graph_count, len(self.guards), self.hits,
+        parts = " (DDP buckets: %s parts)" % "+".join(map(str, self.ddp_parts)) \
+            if self.ddp_parts else ""
+        return "<cache entry: %s, %d graph(s)%s, %d guards, %d hits, %d failures>" % (
+            self.kind, self.graph_count, parts, len(self.guards), self.hits,
             sum(self.failures.values()))
 
 
@@ -51,6 +58,8 @@ def entry_info(entry, describe, brief, name) -> CacheEntryInfo:
     full, ``brief(trace, index)`` in a few words (``index``: a guard's, or
     one of the cache's negative codes for a failure); ``name(text,
     param_names)`` spells ``args[0]`` by its parameter's name."""
+    from .ddp_split import parts_of  # (torch is loaded: the entry holds a capture)
+
     trace = entry.trace
     failures: Dict[str, int] = {}
     for index, n in entry.failures.items():
@@ -65,7 +74,8 @@ def entry_info(entry, describe, brief, name) -> CacheEntryInfo:
         hits=entry.hits,
         failures=failures,
         dynamic_lines=[name(line, trace.param_names) for line in trace.dynamic.lines()]
-        if trace.dynamic is not None else [])
+        if trace.dynamic is not None else [],
+        ddp_parts=parts_of(trace.graphs))
 
 
 def _reason(record) -> str:

@@ -36,7 +36,9 @@ class Explanation:
     the dimensions it has seen change), ``result`` what the call returned.  For a
     traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
     most recent first; None otherwise) and ``recompile_reasons``
-    (``(guard, failures)`` pairs).
+    (``(guard, failures)`` pairs).  ``ddp_parts``: for a traced DDP module,
+    how many parts each graph is split into at DDP's gradient buckets
+    (:mod:`.ddp_split`); empty otherwise.
     """
 
     def __init__(self, trace, name="", cache=None):
@@ -57,6 +59,9 @@ class Explanation:
         self.specializations = specializations(trace.guards, trace.param_names)
         self.dynamic_lines = [] if trace.dynamic is None else [
             name_parameters(line, trace.param_names) for line in trace.dynamic.lines()]
+        from .ddp_split import parts_of  # (torch is loaded: a capture ran)
+
+        self.ddp_parts = parts_of(self.graphs)
         self.cache_entries = None if cache is None else [e.trace for e in cache]
         self.recompile_reasons = [] if cache is None else recompile_reasons(cache)
 
@@ -100,13 +105,26 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     ``print(explanation)`` shows a summary, ``explanation.details()`` all.
     """
     torchversion.require_torch("pyinterp.explain")
+    from . import ddp_forward
+
     cache = policy = None
-    fn = as_traced(fn)  # (a traced module: its Traced)
+    ddp = fn._orig_mod if isinstance(fn, ddp_forward.TracedDDP) else None
+    fn = as_traced(fn)  # (a traced module: its Traced; a traced DDP: its inner module's)
     if isinstance(fn, Traced):
         cache = list(fn._entries)
         # (the dimensions its next capture would keep symbolic)
         policy = fn._dim_policy(args, kwargs, ())
         fn = fn.__wrapped__
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return Explanation(capture(fn, args, kwargs, roots_of(fn), explain=True, dim_policy=policy),
-                       name, cache)
+    trace = None
+    if ddp is not None:  # (DDP's forward natively, around the inner module's capture)
+        trace = ddp_forward.explain_inside(
+            ddp, lambda a, k, inspect: capture(fn, a, k, roots_of(fn), explain=True,
+                                               dim_policy=policy, inspect_graph=inspect),
+            args, kwargs)
+        name = "DistributedDataParallel(%s)" % name
+        if trace is None:  # (a DDP that runs natively as it is)
+            fn = ddp
+    if trace is None:
+        trace = capture(fn, args, kwargs, roots_of(fn), explain=True, dim_policy=policy)
+    return Explanation(trace, name, cache)

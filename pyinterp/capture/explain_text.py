@@ -106,6 +106,9 @@ def summary(exp):
         _plural(exp.graph_break_count, "graph break"), _plural(exp.op_count, "op"),
         len(exp.out_guards))]
     out += _graphs(exp)
+    if exp.ddp_parts:
+        out.append("DDP gradient buckets: each graph split into %s part(s)"
+                   % ", ".join(map(str, exp.ddp_parts)))
     out += _breaks(exp)
     out += _specializations(exp)
     if exp.dynamic_lines:

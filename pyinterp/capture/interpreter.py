@@ -44,8 +44,9 @@ from .partial import hybrid
 from .values import float_builtins, float_text, scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
-from . import (autograd_functions, callbacks, consumers, legacy_tensors, numpy_calls, rules,
-               tensor_setters)
+from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
+               lazy_modules, legacy_tensors, numpy_calls, rules, scripted,
+               tensor_setters)  # (checkpointing: its interception)
 from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
@@ -502,7 +503,8 @@ class CaptureInterpreter(Interpreter):
 
     def divert_call(self, fn, args, kwargs):
         """Before the ladder, on every call: count the top frame's callees
-        that a native entry would trace (hybrid.py); then the plain ladder
+        that a native entry would trace (hybrid.py); materialize a lazy
+        module's parameters on its first call (lazy_modules.py); then the plain ladder
         makes the call when capture is off, or when a tracked float it
         receives broke the graph; otherwise the ladder goes on, with this
         interpreter's hooks."""
@@ -511,6 +513,8 @@ class CaptureInterpreter(Interpreter):
             cap.top.count_callee()  # would be traced by a native entry (hybrid.py)
         if not cap.breaks.active:
             return calls.call
+        if lazy_modules.uninitialized(fn):  # (before its class is read and guarded)
+            lazy_modules.materialize(cap, fn, args, kwargs)
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
         if cap.recording.scalars:
@@ -528,6 +532,9 @@ class CaptureInterpreter(Interpreter):
         interpreter."""
         if self.capture.breaks.active and callbacks.disabled(method):
             return self._run_disabled(fn, args, kwargs)
+        if type(fn) is scripted.ScriptFunction and self.capture.breaks.active \
+                and scripted.original(fn) is not None:  # @torch.jit.script: its Python
+            return scripted.call(self, fn, args, kwargs)
         if issubclass(type(fn), torch.nn.Module):
             result = self._module_call(fn, args, kwargs)
             if result is not MISSING:
@@ -561,6 +568,9 @@ class CaptureInterpreter(Interpreter):
             if result is not MISSING:
                 return result
         if cap.breaks.active:
+            if grad_hooks.removes_captured_hook(cap, func, args):
+                cap.break_graph("native-callback", "removing a gradient hook that the graph "
+                                "holds (grad_hooks.py)")
             handler = captured_call(func)
             if handler is not None:
                 return handler(self, args, kwargs)

@@ -28,14 +28,23 @@ or tuples of ``int``/``float``/        (the dtype and device of the tensor eager
                                        ``AliasBackward`` gradient)
 ``Variable(x)``                        ``x.detach()`` (eager: a new tensor on the
                                        same storage, no gradient)
+``torch.Tensor(2, 3)``,                ``torch.empty(2, 3, dtype=, device=)``
+``torch.Tensor(torch.Size(...))``,     (uninitialized memory, as eager's: see
+``torch.LongTensor(n)``                below)
 ``x.type(torch.FloatTensor)``          ``x.type('torch.FloatTensor')``
 =====================================  =========================================
 
-Anything else such a call makes (``torch.Tensor(3)`` and
-``torch.Tensor(torch.Size(...))``: uninitialized memory; a NumPy array; a
-storage; a list holding tensors; ``Variable(x, requires_grad=True)``: a
-new leaf, which no graph op makes under AOTAutograd) is a break at the
-call, named by :func:`unseen_message`.
+A legacy constructor given sizes makes an *uninitialized* tensor, exactly
+what ``torch.empty`` makes: recorded so, the graph does what eager does,
+garbage included (a value read before it is written is arbitrary in both;
+the usual ``.zero_()``, ``.fill_()``, ``.normal_()``, ``copy_`` right
+after overwrite every element, and are recorded after it).  Its check
+(:func:`_same_tensor`) compares all but the values.
+
+Anything else such a call makes (a NumPy array; a storage; a list holding
+tensors; ``Variable(x, requires_grad=True)``: a new leaf, which no graph op
+makes under AOTAutograd) is a break at the call, named by
+:func:`unseen_message`.
 """
 import torch
 
@@ -64,6 +73,8 @@ def equivalent(cls, args, kwargs, made):
     options = {"dtype": made.dtype, "device": made.device}
     if not args:
         return torch.tensor, ([],), options
+    if _sizes(args):
+        return torch.empty, tuple(args), options
     if len(args) != 1:
         return None
     data = args[0]
@@ -86,6 +97,22 @@ def _variable(args, kwargs, made):
     return Tensor.detach, (args[0],), {}
 
 
+def takes_sizes(cls, args):
+    """True for ``T(2, 3)`` and ``T(torch.Size(...))`` with ``T`` a legacy
+    constructor: recorded as ``torch.empty`` of those sizes, which may be
+    symbolic (``torch.Tensor(x.size(0), d)``: values/sizes.py lets them
+    through)."""
+    return (cls is Tensor or type(cls) is _TENSORTYPE) and bool(args) and _sizes(args)
+
+
+def _sizes(args):
+    """The arguments are sizes, the tensor uninitialized (``T((2, 3))`` is
+    data: a tuple is not a size).  Ints or a ``torch.Size`` (symbolic sizes
+    are int subclasses; a bool is data)."""
+    return all(isinstance(a, int) and type(a) is not bool for a in args) \
+        or len(args) == 1 and type(args[0]) is torch.Size
+
+
 def _plain_data(data):
     """Nested lists and tuples of Python ints, floats and bools only."""
     for item in data:
@@ -105,10 +132,6 @@ def unseen_message(cls, args, made):
     if cls is _Variable and made.requires_grad:
         return ("%s(x, requires_grad=True) makes a new leaf tensor that requires grad, which "
                 "a compiled graph cannot make (AOTAutograd's graphs drop requires_grad_)" % name)
-    if args and all(type(a) is int for a in args) or len(args) == 1 \
-            and type(args[0]) is torch.Size:
-        return ("%s(%s) makes an uninitialized tensor in C, unseen by the recording mode "
-                "(use torch.empty)" % (name, ", ".join(map(repr, args))))
     kinds = ", ".join(type(a).__name__ for a in args)
     return ("%s(%s) makes a tensor in C, unseen by the recording mode, in a form pyinterp "
             "does not record (torch.tensor(data) and tensors are)" % (name, kinds))
@@ -150,7 +173,7 @@ def recorded(cap, cls, args, kwargs, made):
     fn, call_args, call_kwargs = call
     again = fn(*call_args, **call_kwargs)
     with torch._C.DisableTorchFunction():
-        same = _same_tensor(again, made, args)
+        same = _same_tensor(again, made, args, values=fn is not torch.empty)
     if not same:
         cap.break_graph("untracked-tensor", "%s(...) made a tensor that its recorded "
                         "equivalent %s(...) does not make" % (_spell(cls), _name(fn)))
@@ -158,13 +181,14 @@ def recorded(cap, cls, args, kwargs, made):
     return again
 
 
-def _same_tensor(again, made, args):
+def _same_tensor(again, made, args, values=True):
     """``again`` is what eager's ``made`` is, down to the storage it shares
-    with a tensor argument."""
+    with a tensor argument (and its values unless ``values`` is false: two
+    uninitialized tensors)."""
     if type(again) is not type(made) or again.dtype != made.dtype \
             or again.device != made.device or again.shape != made.shape \
             or again.stride() != made.stride() or again.requires_grad != made.requires_grad \
-            or again.is_leaf != made.is_leaf or not torch.equal(again, made):
+            or again.is_leaf != made.is_leaf or values and not torch.equal(again, made):
         return False
     for arg in args:
         if isinstance(arg, Tensor):

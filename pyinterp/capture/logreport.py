@@ -74,7 +74,12 @@ def _current():
 
 def compile_graph(compile, backend, gm, example):
     """``compile(backend, gm, example)`` (``backends.compile_graph``),
-    timed; logs its start and end when it runs long."""
+    timed; logs its start and end when it runs long.  A graph compiled
+    inside a DDP forward is split at DDP's gradient buckets
+    (:mod:`.ddp_split`)."""
+    from .ddp_split import inside_active_ddp  # (torch is loaded: a capture ran)
+
+    backend = inside_active_ddp(backend)
     report = _current()
     if report is None:
         return compile(backend, gm, example)

@@ -25,7 +25,7 @@ import sys
 import attrs
 import torch
 
-from . import callbacks, legacy_tensors, numpy_calls, tensor_setters
+from . import callbacks, grad_hooks, legacy_tensors, numpy_calls, tensor_setters
 from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
@@ -378,6 +378,10 @@ class Capture:
         if prop is None:
             stored = callbacks.stored_callable(
                 tuple(args) + tuple(kwargs.values()) if kwargs else args, Tensor)
+            if stored is not None and grad_hooks.is_register_hook(func):
+                handle = grad_hooks.register(self, args, kwargs)
+                if handle is not None:  # (the hook is part of the graph's backward)
+                    return handle
             if stored is not None:  # Tensor.register_hook(fn), Tensor.apply_(fn)
                 self.break_graph("native-callback", "%s received a Python callable (%s) it may "
                                  "call natively" % (_spell(func), _spell(stored)))

@@ -81,7 +81,7 @@ class TraceResult:
 
 
 def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
-            explain=False, callees=None, dim_policy=None):
+            explain=False, callees=None, dim_policy=None, inspect_graph=None):
     """Run ``target(*args, **kwargs)`` with capture on.
 
     Returns a :class:`TraceResult` whose ``result`` is the real result.
@@ -90,7 +90,9 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     ``callees`` (a :class:`.partial.callees.Callees`) makes the traced
     wrappers a split entry calls.  User exceptions propagate; under
     ``fullgraph`` a break raises :class:`GraphBreakError`.  The cyclic collector is paused throughout
-    (see :mod:`pyinterp.codegen.collector`).
+    (see :mod:`pyinterp.codegen.collector`).  ``inspect_graph(gm)`` runs on
+    each graph while its nodes still hold the run's tensors (explain of a
+    DDP module counts its bucket parts).
     """
     torchversion.warn_if_untested()
     start = time.perf_counter()
@@ -106,6 +108,8 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     from ..refgraph.fxgraph import keep_metadata_only
 
     for gm in out.graphs:
+        if inspect_graph is not None:
+            inspect_graph(gm)
         keep_metadata_only(gm)
     return out
 
@@ -611,9 +615,13 @@ def trace(model: Optional[Callable[..., Any]] = None, *, fullgraph: bool = False
 
         backends.resolve(backend, mode, options, dynamic)  # (bad values raise, as in torch)
         return model
-    traced = Traced(model, backend=backend, mode=mode, options=options, dynamic=dynamic,
-                    fullgraph=fullgraph, cache_limit=cache_limit)
-    return _as_module(traced, again)
+    make = functools.partial(Traced, backend=backend, mode=mode, options=options,
+                             dynamic=dynamic, fullgraph=fullgraph, cache_limit=cache_limit)
+    from . import ddp_forward
+
+    if ddp_forward.is_ddp(model):  # (its forward natively, its inner module traced)
+        return ddp_forward.traced_ddp(model, again, make)
+    return _as_module(make(model), again)
 
 
 def as_traced(fn):
@@ -622,7 +630,7 @@ def as_traced(fn):
     import sys
 
     module = sys.modules.get(__package__ + ".traced_module")
-    if module is not None and type(fn) is module.TracedModule:
+    if module is not None and isinstance(fn, module.TracedModule):
         return fn._traced
     return fn
 

@@ -38,10 +38,13 @@ _OWN = frozenset(("_orig_mod", "_traced", "_remake", "__wrapped__"))
 class TracedModule(torch.nn.Module):
     """What :func:`pyinterp.trace` returns for an ``nn.Module``."""
 
-    def __init__(self, traced, remake):
+    def __init__(self, traced, remake, module=None):
         """``traced``: the :class:`~.traced.Traced` of the model;
-        ``remake(model)``: ``trace`` with the same options (for copies)."""
-        module = traced.__wrapped__
+        ``remake(model)``: ``trace`` with the same options (for copies);
+        ``module``: the model, when ``traced`` traces another callable (a
+        DDP module's trace traces its inner module: :mod:`.ddp_forward`)."""
+        if module is None:
+            module = traced.__wrapped__
         torch.nn.Module.__init__(self)  # (its ``training`` write is ignored: no model yet)
         d = self.__dict__
         mine = module.__dict__

@@ -74,3 +74,26 @@ def test_generate_with_a_traced_forward(family, cache, batch, sample):
     # step): prefill, the first decode step, then one graph with symbolic
     # lengths for every later step (automatic dynamic shapes).
     assert len(entries) == (2 if cache == "static" else 3)
+
+
+def _generate_error(model, forward, ids):
+    """The exception ``generate`` raises with a static cache shorter than
+    the prompt, and the last frame of its traceback."""
+    model.forward = forward
+    cache = transformers.StaticCache(config=model.config, max_cache_len=4)
+    with pytest.raises(Exception) as info:
+        model.generate(ids, past_key_values=cache, max_new_tokens=3, do_sample=False,
+                       pad_token_id=0)
+    last = info.traceback[-1]
+    return type(info.value), str(info.value), (str(last.path), last.lineno)
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_prompt_longer_than_the_static_cache_raises_eagers_error(family):
+    model = _model(family)
+    ids = torch.randint(3, 128, (1, 6), generator=torch.Generator().manual_seed(0))
+    eager_forward = model.forward
+    expected = _generate_error(model, eager_forward, ids)
+    traced = pyinterp.trace(eager_forward, backend=CountingCalls())
+    for _ in range(2):  # the capture, then the same call again
+        assert _generate_error(model, traced, ids) == expected

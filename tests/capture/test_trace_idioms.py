@@ -357,6 +357,24 @@ def test_tensor_of_a_numpy_array_the_run_made_is_a_constant():
     assert_hits_ran_graph(counter, 2)
 
 
+def numpy_scalar_operands(x):
+    flat = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
+    return flat / np.prod(x.shape), x * np.float32(0.5) + np.int8(3), x.gt(np.bool_(False))
+
+
+def test_numpy_scalars_are_graph_constants_of_their_own_type():
+    # (NumPy scalars as op arguments: a node remakes each from its Python
+    # value, so the op sees eager's type and the graph's code runs on hits)
+    traced, counter = traced_counting(numpy_scalar_operands, dynamic=False)
+    for seed in range(3):
+        run_both(traced, numpy_scalar_operands, fresh(2, 3, seed=seed))
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, 2)
+    constants = [n.target for n in counter.graphs[0].graph.nodes
+                 if n.op == "call_function" and getattr(n.target, "__module__", "") == "numpy"]
+    assert {np.int64, np.float32, np.int8, np.bool_} <= set(constants)
+
+
 _OUTSIDE_ARRAY = np.array([1.0, 2.0])
 
 

@@ -6,8 +6,10 @@ without a ``__torch_function__`` dispatch; they are recorded as the torch
 call that makes the same tensor (``capture/legacy_tensors.py``).  Each case
 is checked against eager over several calls (a capture, then hits), with
 gradients where they flow, and as ONE graph without a break, also under
-``fullgraph=True``.  What cannot be recorded (``torch.Tensor(3)``:
-uninitialized memory) keeps its break and stays correct."""
+``fullgraph=True``.  What cannot be recorded (a list holding tensors, a
+new leaf) keeps its break and stays correct.  The sized forms
+(``torch.Tensor(3)``: uninitialized memory) are tested in
+test_legacy_more.py."""
 import pytest
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
@@ -20,7 +22,6 @@ from trace_support import (  # noqa: E402
     traced_counting,
 )
 
-THIS_FILE = __file__
 OTHER = fresh(3, seed=7, dtype=torch.float64)  # a global read by some cases
 KERNEL = [[1, 0, -1], [2, 0, -2], [1, 0, -1]]  # a global list: a constant, guarded
 
@@ -259,17 +260,6 @@ def test_changed_global_recaptures(fn, name, value, monkeypatch):
 # what keeps its break, and stays correct
 # --------------------------------------------------------------------------
 
-def f_uninitialized(x):
-    t = torch.Tensor(3)  # BREAK
-    t.fill_(2)
-    return x + t
-
-
-def f_uninitialized_size(x):
-    t = torch.FloatTensor(x.shape)  # BREAK
-    return x + t.zero_()
-
-
 def f_list_of_tensors(x):
     return x + torch.Tensor([x[0].sum().detach(), 1.0, 2.0])  # BREAK
 
@@ -279,27 +269,17 @@ def f_variable_new_leaf(x):
     return v, v * x
 
 
-KEEP_BREAK = [f_uninitialized, f_uninitialized_size]
-OTHER_BREAKS = [f_list_of_tensors, f_variable_new_leaf]
+KEEP_BREAK = [f_list_of_tensors, f_variable_new_leaf]
 
 
 @pytest.mark.parametrize("fn", KEEP_BREAK, ids=lambda f: f.__name__)
-def test_uninitialized_keeps_break_with_clear_message(fn):
-    exp = pyinterp.explain(fn, fresh(3))
-    first = exp.break_reasons[0]
-    assert first.kind == "untracked-tensor"
-    assert "uninitialized" in first.message and "torch.empty" in first.message
-    assert (first.filename, first.lineno) == (THIS_FILE, line_of(fn, "# BREAK"))
-
-
-@pytest.mark.parametrize("fn", KEEP_BREAK + OTHER_BREAKS, ids=lambda f: f.__name__)
 def test_kept_breaks_stay_correct(fn):
     traced = pyinterp.trace(fn, backend="eager")
     for seed in range(3):
         run_both(traced, fn, fresh(3, seed=seed))
 
 
-@pytest.mark.parametrize("fn", KEEP_BREAK + OTHER_BREAKS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", KEEP_BREAK, ids=lambda f: f.__name__)
 def test_kept_breaks_raise_under_fullgraph(fn):
     traced = pyinterp.trace(fn, backend="eager", fullgraph=True)
     with pytest.raises(pyinterp.GraphBreakError) as info:

@@ -45,7 +45,9 @@ import pyinterp  # noqa: E402
 
 
 class CountingBackend:
-    """A torch.compile-style backend that counts compilations."""
+    """A torch.compile-style backend that counts compilations, and the runs
+    of its graphs that returned (a graph that raises on a hit falls back to
+    a native run, which must not count as the graph having run)."""
 
     def __init__(self):
         self.graphs = []
@@ -58,8 +60,9 @@ class CountingBackend:
         forward = gm.forward
 
         def compiled(*args):
+            result = forward(*args)
             self.runs += 1
-            return forward(*args)
+            return result
 
         return compiled
 

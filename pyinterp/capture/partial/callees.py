@@ -6,7 +6,9 @@ native entry that runs its frame with its callees traced (:mod:`.hybrid`).
 A wrapper traces *code*, never one object:
 
 * a module ``m`` is called as ``wrapper(m, *args)``, the wrapper tracing
-  its class's call (``module(*args, **kwargs)``), one per class;
+  its class's call (``module(*args, **kwargs)``), one per class; a DDP
+  module's wrapper (:class:`..ddp_forward.DDPCaller`) runs DDP's forward
+  natively and calls the inner module through the inner module's wrapper;
 * a bound method ``obj.meth`` as ``wrapper(obj, *args)``, the wrapper of
   its function;
 * a plain function through a wrapper of its own.
@@ -46,6 +48,10 @@ class Callees:
 
         tp = type(fn)
         if isinstance(fn, torch.nn.Module):
+            from ..ddp_forward import DDPCaller, is_ddp
+
+            if is_ddp(fn):  # (its forward natively, its inner module through a wrapper)
+                return self._wrapper(DDPCaller, lambda cls: cls(self.route), wrap=_as_is), fn
             return self._wrapper(tp, _module_caller), fn
         if tp is types.MethodType and type(fn.__func__) is types.FunctionType \
                 and (traceable is None or traceable(fn.__func__)):
@@ -56,14 +62,21 @@ class Callees:
             return None
         return self._wrapper(fn), NO_SELF
 
-    def _wrapper(self, key, make=None):
+    def _wrapper(self, key, make=None, wrap=None):
+        """``key``'s wrapper, made once: ``wrap(make(key))`` (``wrap``: the
+        traced wrapper maker; ``make``: the callable from ``key``)."""
+        wrap = wrap or self.wrap
         found = self._wrappers.get(id(key))
         if found is None or found[0] is not key:
             # (setdefault: threads routing the same callee at once share one)
-            found = self._wrappers.setdefault(id(key), (key, self.wrap(make(key) if make else key)))
+            found = self._wrappers.setdefault(id(key), (key, wrap(make(key) if make else key)))
             if found[0] is not key:
-                found = self._wrappers[id(key)] = (key, self.wrap(make(key) if make else key))
+                found = self._wrappers[id(key)] = (key, wrap(make(key) if make else key))
         return found[1]
+
+
+def _as_is(fn):
+    return fn
 
 
 def _module_caller(cls):

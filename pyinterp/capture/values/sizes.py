@@ -42,7 +42,7 @@ import types
 
 import torch
 
-from .. import rules
+from .. import legacy_tensors, rules
 from ...interp.model.dunders import needs_interpreter
 from ...interp.model.lookup import lookup
 from ...opcodes import info
@@ -593,8 +593,9 @@ def _call(cap, sizes, frame, ins):
     owner = fn.__self__ if type(fn) in _BOUND_NATIVE else None
     if type(owner) is SymbolicInt:  # n.bit_length(): the int's own C method
         sizes.specialize(owner, "its method %s() ran" % fn.__name__, cap.site())
-    if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn):
-        return
+    if not any(carries(stack[i]) for i in range(first, last)) or _may_receive(fn) \
+            or ins.opname != "CALL_FUNCTION_EX" and legacy_tensors.takes_sizes(fn, args):
+        return  # (torch.Tensor(n, d): recorded as torch.empty(n, d))
     for i in range(first, last):
         if carries(stack[i]):
             stack[i] = sizes.specialize(stack[i], "%s() received it" % _spell(fn), cap.site())
