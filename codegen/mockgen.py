@@ -8,9 +8,10 @@ The generated ``mock(args, kwargs)``:
    ``delattr``, item stores and deletes, container methods (``append``...),
    global and cell stores, deferred calls such as ``print``;
 3. rebuilds the return value: literals are constants, tensors computed by
-   the graph come from ``outs``, objects from outside come by their path
-   (so ``f(x) is x`` still holds), containers and objects created by the
-   run are built anew on every call.
+   the graph come from ``outs`` (floats computed from tensor data too, read
+   with ``.item()``; text made from those floats is made again from them),
+   objects from outside come by their path (so ``f(x) is x`` still holds),
+   containers and objects created by the run are built anew on every call.
 
 Values are planned twice: :func:`graph_outputs` first finds the tensors the
 mock needs from the graph (the graph's outputs), then :class:`MockBuilder`
@@ -59,12 +60,18 @@ class Walker:
     is_graph_value: object
     volatile: object = frozenset()
     scalars: object = None  # floats computed from tensor data (graph outputs)
+    # Text (and rounded floats) made from those floats: ``derived.recipe(v)``
+    # is ``(fn, operands)``, made again on every call as ``fn(*operands)``.
+    derived: object = None
 
     def kind(self, value):
         torch = self.torch
         if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
             return "scalar"
         tp = type(value)
+        if (tp is str or tp is float) and self.derived is not None \
+                and self.derived.recipe(value) is not None:
+            return "derived"
         if torch is not None and issubclass(tp, torch.Tensor):
             if self.source_of(value) is not None:
                 return "source"
@@ -100,6 +107,8 @@ class Walker:
         kind = self.kind(value)
         if kind == "method":
             return [value.__self__]
+        if kind == "derived":
+            return list(self.derived.recipe(value)[1])
         if kind in ("container", "namedtuple"):
             if type(value) is dict:
                 return list(value.keys()) + list(value.values())
@@ -190,6 +199,9 @@ class MockBuilder:
         if kind == "scalar":  # a 0-d float64 graph output, read once
             output = GetItem(Local("outs"), const(self.out_index[id(value)]))
             return Call(GetAttr(output, "item"), ())
+        if kind == "derived":  # round(s, 1), "%.2f" % s, f"{s:.3f}": made again
+            fn, operands = self.w.derived.recipe(value)
+            return Call(Obj(fn, getattr(fn, "__name__", "fn")), self._items(operands))
         if kind == "container":
             if tp is dict:
                 return Build("dict", tuple((self.value(k), self.value(v)) for k, v in value.items()))

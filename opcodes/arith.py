@@ -20,7 +20,8 @@ def binary_op(vm, frame, ins):
     on an outside list, dict or set is a write the mock replays (``a +=
     b``); `float_binary_op` and `int_binary_op`:
     arithmetic on floats and ints the graph computes is recorded on their
-    nodes, and its result is tracked in turn; `float_move`.
+    nodes, and its result is tracked in turn (``"%.2f" % s`` makes text
+    the mock makes again); `float_move`.
     """
     stack = frame.stack
     rhs = stack.pop()

@@ -72,8 +72,9 @@ def build_const_key_map(vm, frame, ins):
 def build_string(vm, frame, ins):
     """``(piece_1 ... piece_n -- str)`` Concatenate ``arg`` strings (f-strings).
 
-    RefGraph: none (a string made of its pieces; formatting them is
-    ``FORMAT_VALUE``'s).
+    RefGraph: `text_build_string`: pieces that are text made from floats
+    the graph computes make text the mock makes again (formatting them is
+    ``FORMAT_VALUE``'s); `float_move`.
     """
     frame.stack.append("".join(pop_n(frame.stack, ins.arg)))
 
@@ -269,7 +270,9 @@ def format_value(vm, frame, ins):
     RefGraph: rule `format` (and the conversion's, ``vm.to_str``...): C
     code that formats a container reads it through and through (its items
     guarded); formatting a tensor reads its data, which breaks the graph
-    (rule `torch_function`).
+    (rule `torch_function`); `float_move`: a float the graph computes is
+    formatted into text the mock makes again (the rules above,
+    ``pyinterp/capture/values/float_text.py``).
     """
     stack = frame.stack
     spec = stack.pop() if ins.arg & 4 else ""

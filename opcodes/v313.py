@@ -79,7 +79,7 @@ def convert_value(vm, frame, ins):
     """``(value -- converted)`` 3.13: an f-string field's ``!s``/``!r``/``!a``
     (``arg`` 1/2/3), with Python ``__str__``/``__repr__`` interpreted.
 
-    RefGraph: none of its own, as ``FORMAT_VALUE``.
+    RefGraph: the conversion's rules, as ``FORMAT_VALUE``; `float_move`.
     """
     stack = frame.stack
     stack[-1] = build.convert(vm, stack[-1], ins.arg)
@@ -90,7 +90,7 @@ def format_simple(vm, frame, ins):
     """``(value -- str)`` 3.13: ``format(value, '')`` for an f-string field
     without a spec (a str stays as it is).
 
-    RefGraph: rule `format`, as ``FORMAT_VALUE``.
+    RefGraph: rule `format`, as ``FORMAT_VALUE``; `float_move`.
     """
     stack = frame.stack
     stack[-1] = build.format_field(vm, stack[-1], "")
@@ -101,7 +101,7 @@ def format_with_spec(vm, frame, ins):
     """``(value, spec -- str)`` 3.13: ``format(value, spec)`` for an f-string
     field with a spec.
 
-    RefGraph: rule `format`, as ``FORMAT_VALUE``.
+    RefGraph: rule `format`, as ``FORMAT_VALUE``; `float_move`.
     """
     stack = frame.stack
     spec = stack.pop()

@@ -41,7 +41,7 @@ import torch
 from ..interp.model import attributes, containers, operators, text
 from ..interp import calls
 from .partial import hybrid
-from .values import scalars, tracked_ints
+from .values import float_builtins, float_text, scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
@@ -356,18 +356,26 @@ class CaptureInterpreter(Interpreter):
         return operators.compare(self, op, a, b)
 
     def to_str(self, value):
+        if float_text.is_source(self.capture, value):  # f"{s!s}": derived text
+            return float_text.apply(self.capture, str, (value,))
         self._formatted(value, "__str__")
         return text.to_str(self, value)
 
     def to_repr(self, value):
+        if float_text.is_source(self.capture, value):
+            return float_text.apply(self.capture, repr, (value,))
         self._formatted(value, "__repr__")
         return text.to_repr(self, value)
 
     def to_ascii(self, value):
+        if float_text.is_source(self.capture, value):
+            return float_text.apply(self.capture, ascii, (value,))
         self._formatted(value, "__repr__")
         return text.to_ascii(self, value)
 
     def format(self, value, spec=""):
+        if float_text.is_source(self.capture, value):  # f"{s:.3f}": derived text
+            return float_text.apply(self.capture, format, (value, spec))
         self._formatted(value, "__format__")
         return text.format_value(self, value, spec)
 
@@ -509,9 +517,13 @@ class CaptureInterpreter(Interpreter):
             lazy_modules.materialize(cap, fn, args, kwargs)
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
-        if cap.recording.scalars and not is_deferred(fn) \
-                and not scalars.check_call(cap, fn, args, kwargs):
-            return calls.call
+        if cap.recording.scalars:
+            modelled = float_builtins.divert(cap, fn, args, kwargs)  # max(s, eps), round(s, 1)
+            if modelled is not None:
+                return modelled
+            if not is_deferred(fn) and not (scalars.check_call(cap, fn, args, kwargs)
+                                            and float_text.check_call(cap, fn, args, kwargs)):
+                return calls.call
         return None
 
     def call_object(self, fn, method, args, kwargs=None):

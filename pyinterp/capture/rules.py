@@ -214,6 +214,7 @@ for _opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "JUMP_I
 variant("BINARY_OP", "values.scalars:binary_op", "float_binary_op")
 variant("UNARY_NEGATIVE", "values.scalars:unary_negative", "float_unary_negative")
 variant("COMPARE_OP", "values.scalars:compare_op", "float_compare_op")
+variant("BUILD_STRING", "values.float_text:build_string", "text_build_string")
 
 # How tracked ints follow an instruction (values/tracked_ints.py).
 _INTS = "values.tracked_ints:"
@@ -254,6 +255,13 @@ for _opname in ("LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "END_FOR", "RETURN_CON
 for _opname in ("STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST", "LOAD_FAST_LOAD_FAST",
                 "CALL_KW"):
     float_move(_opname, since=_V313)
+# Formatting makes text the mock makes again (values/float_text.py: the
+# capture interpreter's format hooks and the BUILD_STRING variant vet it).
+for _opname in ("FORMAT_VALUE",):
+    float_move(_opname, until=_V313)
+for _opname in ("CONVERT_VALUE", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC"):
+    float_move(_opname, since=_V313)
+float_move("BUILD_STRING")
 float_move("PRECALL", until=_V312)
 float_move("KW_NAMES", until=_V313)
 float_move("LOAD_CLOSURE", until=_V313)

@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import equal_branch, listed_ints, scalars, sizes, tracked_ints
+from .values import equal_branch, float_text, listed_ints, scalars, sizes, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -176,8 +176,8 @@ class Recording:
     computes (the tables of :mod:`.values`, whose entries those modules
     keep)."""
 
-    __slots__ = ("refgraph", "recorder", "scalars", "ints", "autocast_nodes", "segment_graphs",
-                 "produced", "where", "sizes")
+    __slots__ = ("refgraph", "recorder", "scalars", "text", "ints", "autocast_nodes",
+                 "segment_graphs", "produced", "where", "sizes")
 
     def __init__(self, where=None, sizes=None):
         self.where = where  # where(node): the user's stack of a new node
@@ -185,6 +185,7 @@ class Recording:
         self.sizes = sizes
         self.refgraph = RefGraph(torch)
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
+        self.text = float_text.TextTable()  # text the mock makes from those floats
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
         self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node, where)
         self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
@@ -212,6 +213,7 @@ class Recording:
         self.recorder = GraphRecorder(source_or_earlier, self.scalar_node, self.where)
         # A resume point hands live values over as plain Python floats.
         self.scalars = scalars.ScalarTable()
+        self.text = float_text.TextTable()
         self.ints.clear()
 
     def scalar_node(self, value):

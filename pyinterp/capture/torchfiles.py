@@ -6,6 +6,7 @@ leaf ops (their ops are what the graph records), except those of
 followed.  Break sites skip torch's frames to name the user's line.
 """
 import os
+import types
 
 import torch
 
@@ -26,3 +27,14 @@ def is_torch_function(fn):
     ``Module.__call__`` and ``forward`` methods are followed)."""
     filename = fn.__code__.co_filename
     return filename.startswith(TORCH_DIR) and not filename.startswith(_NN_MODULES_DIR)
+
+
+def runs_interpreted(fn):
+    """True if a call of ``fn`` is followed by the interpreter while
+    tracing, so that its uses of the values it receives are checked there:
+    a Python function (or method) outside torch, or a module."""
+    if type(fn) is types.MethodType:
+        fn = fn.__func__
+    if type(fn) is types.FunctionType:
+        return not is_torch_function(fn)
+    return isinstance(fn, torch.nn.Module)

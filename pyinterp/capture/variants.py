@@ -24,7 +24,7 @@ import attrs
 import torch
 
 from . import consumers, rules
-from .values import scalars, sizes, tracked_ints
+from .values import float_text, scalars, sizes, tracked_ints
 from .graphmend import speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
@@ -260,6 +260,8 @@ def _run_variant(variant, base, vm, frame, ins):
         return None  # (it computed on symbolic sizes)
     if cap.recording.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
+        if cap.recording.text and cap.breaks.active:
+            float_text.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
 
 

@@ -68,7 +68,7 @@ def f_nonzero(x):
 
 
 def _helper_with_item(t):
-    return round(t.max().item(), 4)  # BREAK
+    return abs(t.max().item()) + 1e-4  # BREAK (not round(s, 4): a value the mock remakes)
 
 
 def f_nested_item(x):

@@ -29,8 +29,8 @@ def break_in_loop(x):
 
 
 def two_breaks(x):
-    a = round(x.sum().item(), 4)  # FIRST
-    if round(x.mean().item(), 2) > 0:  # SECOND (round() of a float from tensor data)
+    a = abs(x.sum().item())  # FIRST
+    if abs(x.mean().item()) > 0:  # SECOND (abs() of a float from tensor data)
         return x * a
     return x - a
 

@@ -37,7 +37,13 @@ What a tracked float may do without a break (everything else is a
   the op's result dtype, as a Python scalar operand would be;
 * leave the function: in the return value, a replayed write, or a
   ``print``/logging argument; the mock reads it from a graph output with
-  ``.item()``.
+  ``.item()``;
+* ``max(a, b)``/``min(a, b)`` with another float: a tracked float again
+  (:mod:`.float_minmax`);
+* text: ``round(s, n)``, ``"%.2f" % s``, f-string fields, ``str``/
+  ``format`` make derived values that the mock makes again from the float
+  where they only feed ``print``/logging/``warnings.warn``
+  (:mod:`.float_text`, which also says where such text may go).
 
 A comparison with a plain number that feeds a conditional jump
 (``if random.random() < self.p:``) is recorded as a 0-d bool node, and the
@@ -48,9 +54,9 @@ arms of such a branch may compute with tracked floats in turn (the nodes
 of the floats in the frame's slots are made before the arms, so that
 ``torch.cond`` can take them as operands of both).
 
-Other comparisons, truth tests, formatting, hashing, indexing, and any
-native call other than the above feed Python control flow or data the mock
-cannot recompute: those break (``x = s > 0`` is a break, which is correct:
+Other comparisons, truth tests, hashing, indexing, and any native call
+other than the above feed Python control flow or data the mock cannot
+recompute: those break (``x = s > 0`` is a break, which is correct:
 the value depends on data).
 
 Records (:class:`~..state.Capture`): owns none (its :class:`ScalarTable` is
@@ -63,10 +69,12 @@ import types
 import torch
 
 from .. import rules
+from . import float_text
+from .identity import IdentityTable
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
-from ..torchfiles import is_torch_function
+from ..torchfiles import runs_interpreted
 
 Tensor = torch.Tensor
 
@@ -95,7 +103,7 @@ _MOVES = rules.keys("float_flow", "float_move")
 _CONSUMES_TOP = rules.arguments("float_flow", "float_reads_top")
 
 
-class ScalarTable:
+class ScalarTable(IdentityTable):
     """The tracked floats of one capture: ``id -> (value, recorder, make)``.
 
     ``make()`` builds the value's 0-d float64 node in ``recorder``'s graph
@@ -103,25 +111,11 @@ class ScalarTable:
     elements that are used).
     """
 
+    TYPES = (float,)
+
     def __init__(self):
-        self._entries = {}
+        super().__init__()
         self._nodes = {}
-
-    def __bool__(self):
-        return bool(self._entries)
-
-    def tracks(self, value):
-        return type(value) is float and id(value) in self._entries
-
-    def carried(self, value):
-        """True if ``value`` is, or contains (tuples, lists, dicts), a tracked float."""
-        if type(value) is float:
-            return id(value) in self._entries
-        if type(value) in (tuple, list):
-            return any(self.carried(v) for v in value)
-        if type(value) is dict:
-            return any(self.carried(v) for v in value.values())
-        return False
 
     def add(self, value, recorder, make, device):
         """Track ``value``; its node, made by ``make()``, lives on ``device``."""
@@ -261,7 +255,11 @@ def binary_op(vm, frame, ins, base):
     table = cap.recording.scalars
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    if not table or not cap.breaks.active or not (table.tracks(lhs) or table.tracks(rhs)) \
+    if not table or not cap.breaks.active:
+        return base(vm, frame, ins)
+    if float_text.formats(cap, ins, lhs, rhs):  # "%.2f" % s, or text made from one
+        return float_text.binary_op(vm, frame, ins, base)
+    if not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
     symbol = info.NB_SYMBOL.get(ins.arg)
@@ -436,11 +434,7 @@ def check_call(cap, fn, args, kwargs):
 
 
 def _may_receive(cap, fn):
-    if type(fn) is types.MethodType:
-        fn = fn.__func__
-    if type(fn) is types.FunctionType:
-        return not is_torch_function(fn)
-    if isinstance(fn, torch.nn.Module):
+    if runs_interpreted(fn):
         return True
     owner = getattr(fn, "__self__", None)
     if type(owner) is list and getattr(fn, "__name__", "") == "append":
