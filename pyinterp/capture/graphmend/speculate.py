@@ -84,10 +84,11 @@ class Speculating(PyinterpInternal):
     call: the arm cannot be run both ways."""
 
 
-def run_arm(vm, frame, instructions, start, join):
+def run_arm(vm, frame, instructions, start, join, step=None):
     """Execute ``frame`` from ``start`` until control reaches one of
     ``join.stops`` (forward jumps only; a nested data-dependent branch
-    speculates too)."""
+    speculates too), each instruction by its handler, or by
+    ``step(vm, frame, ins)`` when given."""
     pc = start
     stops = join.stops
     while pc not in stops:
@@ -95,7 +96,7 @@ def run_arm(vm, frame, instructions, start, join):
             raise Speculating("an arm jumped past its join")
         ins = instructions[pc]
         frame.lasti = pc
-        nxt = ins.fn(vm, frame, ins)
+        nxt = ins.fn(vm, frame, ins) if step is None else step(vm, frame, ins)
         if nxt is None:
             pc += 1
         elif type(nxt) is int and nxt > pc:

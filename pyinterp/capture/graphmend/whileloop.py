@@ -54,86 +54,78 @@ import attrs
 import torch
 import torch.fx
 
-from . import condmerge, joins, speculate
+from . import condmerge, joins, looptest, speculate
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes import info
 from ...opcodes.signals import NULL
 
-# (:func:`loop_of` checks the directions: the top test jumps forward, past
-# the loop, the bottom one back to the body, or past the loop before a
-# backward jump to the body.)
-# A test that jumps past the loop when its condition is true (``while not
-# c``: the ``not`` is the jump's polarity) runs the loop on ``not c``.
-_BACK_EDGES = info.UNCONDITIONAL_JUMPS & info.BACKWARD_JUMPS
 WHILE_LOOP = torch.ops.higher_order.while_loop
-
-
-@attrs.frozen
-class Loop:
-    """Where a ``while`` loop's parts are (indices into its instructions)."""
-
-    body: int
-    """The body's first instruction (after the top test)."""
-    bottom: int
-    """The bottom test's conditional jump (the body runs up to it)."""
-    exit: int
-    """The first instruction after the loop (the top test's target)."""
-    negated: bool
-    """The tests leave the loop when their condition is true."""
-
-
-def loop_of(instructions, ins):
-    """The :class:`Loop` whose top test is ``ins``, if ``ins`` is the top
-    test of a ``while`` loop laid out as above (either layout); else None."""
-    if ins.opname not in info.TRUTH_TESTS or ins.target is None \
-            or ins.target <= ins.index + 1:
-        return None
-    body, exit = ins.index + 1, ins.target
-    negated = ins.opname in info.JUMPS_IF_TRUE
-    last = instructions[exit - 1]
-    if last.opname in info.TRUTH_TESTS and (last.opname in info.JUMPS_IF_TRUE) != negated \
-            and last.target == body:  # (a tested back edge: it jumps to go on)
-        return Loop(body, last.index, exit, negated)
-    if last.opname not in _BACK_EDGES or last.target != body or exit - 2 < body:
-        return None
-    test = instructions[exit - 2]  # (a test past the loop, then a plain back edge)
-    if test.opname in info.TRUTH_TESTS and (test.opname in info.JUMPS_IF_TRUE) == negated \
-            and test.target == exit:  # (it jumps to leave, as the top test)
-        return Loop(body, test.index, exit, negated)
-    return None
+_IN_PLACE = {"+=": operator.add, "-=": operator.sub, "*=": operator.mul}
 
 
 def try_loop(vm, frame, ins, cond):
-    """Run the data-dependent ``while`` loop whose top test ``ins`` met the
-    tensor ``cond`` (popped) as one ``while_loop`` node; return the index
-    after the loop, or None (frame untouched)."""
+    """Run the data-dependent ``while`` loop whose top test has the jump
+    ``ins``, which met the tensor ``cond`` (popped), as one ``while_loop``
+    node; return the index after the loop, or None (frame untouched).  The
+    loop's Python int counters are carried as tensors when they can be (see
+    :func:`_counters`); else the loop is tried as it is."""
     cap = vm.capture
-    instructions = vm.variant(frame.code)
-    shape = loop_of(instructions, ins)
-    if shape is None or cond.numel() != 1 or cap.speculation.depth or cap.recording.ints \
+    if cond.numel() != 1 or cap.speculation.depth or cap.recording.ints \
             or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
         return None
-    body, bottom = shape.body, shape.bottom
+    instructions = vm.variant(frame.code)
+    loop = looptest.loop_of(instructions, ins)
+    if loop is None:
+        return None
+    counters = _counters(instructions, loop, frame.fast)
+    after = _attempt(vm, frame, instructions, ins, cond, loop, counters) if counters else None
+    if after is None:
+        after = _attempt(vm, frame, instructions, ins, cond, loop, ())
+    return after
+
+
+def _counters(instructions, loop, fast):
+    """The local slots that hold a Python int (not a bool) before the loop
+    and that the body stores to: candidates to carry as 0-d int64 tensors."""
+    stored = set()
+    for x in instructions[loop.body:loop.bottom]:
+        if x.opname.startswith("STORE_FAST"):
+            stored.update(x.argval if isinstance(x.argval, tuple) else (x.argval,))
+    return sorted(s for s in stored if type(fast[s]) is int)
+
+
+def _attempt(vm, frame, instructions, ins, cond, loop, counters):
+    """One try of :func:`try_loop`, with the slots ``counters`` carried as
+    tensors; the index after the loop, or None (frame untouched)."""
+    cap = vm.capture
     rec = cap.recording.recorder
     fast0, stack0 = list(frame.fast), list(frame.stack)
     first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
-    pred0 = _predicate(cond, shape.negated)  # (recorded: the loop's first carried input)
-    mark = len(rec.graph.nodes)  # (the body's ops start here)
     rng0 = torch.random.get_rng_state()
     result = None
     cap.speculation.enter()
     try:
         cap.speculation.open_arm()
         try:
-            speculate.run_arm(vm, frame, instructions, body, joins.Join((bottom,), bottom))
+            # The top test from its jump on, on the real values: the loop's
+            # first carried input (recorded before the loop).
+            pred0 = looptest.jump_value(vm, frame, instructions, loop, ins, cond, loop.body)
+            frame.stack[:] = stack0
+            promoted = _promote(frame, counters)
+            fast_in = list(frame.fast)
+            mark = len(rec.graph.nodes)  # (the body's ops start here)
+            speculate.run_arm(vm, frame, instructions, loop.body,
+                              joins.Join((loop.bottom,), loop.bottom), _counting_step(promoted))
+            pred1 = looptest.test_value(vm, frame, instructions, loop, loop.bottom, loop.exit)
         finally:
             appended = cap.speculation.close_arm()
         with torch._C.DisableTorchFunction():  # our own check: not recorded
             drew = not torch.equal(rng0, torch.random.get_rng_state())
-        if not appended and not drew:
-            dead = joins.dead_outside(instructions, set(range(body, shape.exit)))
-            result = _build(rec, (fast0, stack0), (list(frame.fast), list(frame.stack)), mark,
-                            pred0, dead, shape.negated)
+        if not appended and not drew and isinstance(pred0, torch.Tensor) \
+                and isinstance(pred1, torch.Tensor):
+            dead = joins.dead_outside(instructions, set(range(loop.head, loop.exit)))
+            result = _build(rec, (fast_in, stack0), (list(frame.fast), list(frame.stack)),
+                            mark, (pred0, pred1), dead, (fast0, counters))
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
         result = None
     finally:
@@ -145,30 +137,56 @@ def try_loop(vm, frame, ins, cond):
         speculate.discard_ops(rec, first, ops0)
         return None
     frame.fast[:] = result
-    return shape.exit
+    return loop.exit
 
 
-def _predicate(cond, negated):
-    """``cond`` (``not cond`` when ``negated``) as a 0-d bool tensor, true
-    while the loop goes on (recorded when it is a new op)."""
-    pick = cond if cond.dtype is torch.bool else cond.bool()
-    pick = pick.reshape(()) if pick.dim() else pick
-    return pick.logical_not() if negated else pick
+def _promote(frame, counters):
+    """Put each counter's int in its slot as a 0-d int64 tensor (recorded:
+    the loop's carried input); return the set of their ids (see
+    :func:`_counting_step`)."""
+    promoted = set()
+    for slot in counters:
+        value = torch.tensor(frame.fast[slot], dtype=torch.int64)
+        frame.fast[slot] = value
+        promoted.add(id(value))
+    return promoted
 
 
-def _build(rec, before, after, mark, pred0, dead, negated):
+def _counting_step(promoted):
+    """The body's instruction runner: ``n += 1`` on a counter tensor makes a
+    new tensor (``n + 1``), as it makes a new int in Python, instead of
+    writing the tensor in place (a speculative arm may not)."""
+    if not promoted:
+        return None
+
+    def step(vm, frame, ins):
+        if ins.opname == "BINARY_OP" and id(frame.stack[-2]) in promoted:
+            op = _IN_PLACE.get(info.NB_SYMBOL.get(ins.arg))
+            if op is not None:
+                rhs = frame.stack.pop()
+                value = op(frame.stack.pop(), rhs)
+                promoted.add(id(value))
+                frame.stack.append(value)
+                return None
+        return ins.fn(vm, frame, ins)
+    return step
+
+
+def _build(rec, before, after, mark, preds, dead, original):
     """Replace the body's recorded ops by one ``while_loop`` node; return the
     frame's locals after the loop, or None when the rules do not hold.
     ``before`` and ``after`` are the frame's ``(locals, stack)`` before and
-    after the body ran; ``dead(slot)``: no instruction after the loop reads
-    that local."""
-    change = _frame_change(before, after, dead)
-    if change is None:
-        return None
-    loop = _extract(rec, mark, before[0], after[0], change, negated)
+    after the body ran; ``preds`` the test's values before and after it;
+    ``dead(slot)``: no instruction after the loop reads that local;
+    ``original``: the locals before the counters were made tensors, and the
+    counters' slots."""
+    change = _frame_change(before, after, dead, preds[1])
+    if change is None or any(not dead(s) for s in original[1] if s in change.carried):
+        return None  # (a counter Python reads after the loop: its value is data)
+    loop = _extract(rec, mark, before[0], after[0], change)
     if loop is None:
         return None
-    return _record(rec, pred0, before[0], change, loop)
+    return _record(rec, preds[0], before[0], change, loop, original[0])
 
 
 @attrs.frozen
@@ -180,7 +198,7 @@ class _Change:
     temporaries: list
     """The local slots unbound before it and dead after the loop."""
     bottom_cond: torch.Tensor
-    """The bottom test's condition, left on the stack."""
+    """The bottom test's value (a 0-d bool tensor)."""
 
 
 @attrs.frozen
@@ -197,14 +215,11 @@ class _Subgraphs:
     body: torch.fx.GraphModule
 
 
-def _frame_change(before, after, dead):
+def _frame_change(before, after, dead, bottom_cond):
     """The body's :class:`_Change` to the frame, or None when the stack or a
     local changed in a way the loop cannot carry."""
     (fast0, stack0), (fast1, stack1) = before, after
-    if len(stack1) != len(stack0) + 1 or any(a is not b for a, b in zip(stack1, stack0)):
-        return None
-    bottom_cond = stack1[-1]
-    if not isinstance(bottom_cond, torch.Tensor) or bottom_cond.numel() != 1:
+    if len(stack1) != len(stack0) or any(a is not b for a, b in zip(stack1, stack0)):
         return None
     carried, temporaries = [], []
     for slot, (was, now) in enumerate(zip(fast0, fast1)):
@@ -221,16 +236,15 @@ def _frame_change(before, after, dead):
     return _Change(carried, temporaries, bottom_cond)
 
 
-def _extract(rec, mark, fast0, fast1, change, negated):
+def _extract(rec, mark, fast0, fast1, change):
     """The body's ops since node ``mark`` as :class:`_Subgraphs`, or None
     when they touch global state, feed ops outside the body, or read a
     value that is not a tensor or needs grad."""
-    pred1 = _predicate(change.bottom_cond, negated)  # recorded inside the body
     inside = [n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"]
     if any(n.target in condmerge.STATE_TARGETS for n in inside):
         return None
     old = [rec.node_for(fast0[s]) for s in change.carried]
-    new = [rec.node_for(pred1)] + [rec.node_for(fast1[s]) for s in change.carried]
+    new = [rec.node_for(change.bottom_cond)] + [rec.node_for(fast1[s]) for s in change.carried]
     inside_set = set(inside)
     if any(u not in inside_set for n in inside for u in n.users):
         return None
@@ -247,9 +261,10 @@ def _extract(rec, mark, fast0, fast1, change, negated):
                       _body(inside, new, old, operands, rec.submodules))
 
 
-def _record(rec, pred0, fast0, change, loop):
+def _record(rec, pred0, fast0, change, loop, unpromoted):
     """Run the loop for real, put its ``while_loop`` node in the graph in
-    place of the body's ops, and return the frame's locals after it."""
+    place of the body's ops, and return the frame's locals after it (those
+    it does not change as in ``unpromoted``)."""
     real_carried = (pred0,) + tuple(fast0[s] for s in change.carried)
     real_operands = tuple(o.meta["example_value"] for o in loop.operands)
     with torch._C.DisableTorchFunction():  # the real loop: not an op of the program
@@ -262,7 +277,7 @@ def _record(rec, pred0, fast0, change, loop):
         graph.get_attr(names[0]), graph.get_attr(names[1]),
         tuple([rec.node_for(pred0)] + loop.old), tuple(loop.operands)))
     rec.op_count += 1
-    locals_after = list(fast0)
+    locals_after = list(unpromoted)
     for i, slot in enumerate(change.carried):
         value = finals[i + 1]
         if id(value) in rec.node_of:  # (no iteration: an input, which must keep its node)
