@@ -119,20 +119,19 @@ def test_the_running_versions_loop_layout_is_recognised():
     """3.11 tests again at the bottom with a backward conditional jump; 3.12+
     with a forward one past the loop, then a plain backward jump: one
     recogniser, from the opcode facts, finds both."""
-    from pyinterp.capture.graphmend import whileloop
+    from pyinterp.capture.graphmend import looptest
     from pyinterp.interp.frame import decoded_for
 
     instructions = decoded_for(halve_until_small.__code__).instructions
-    found = [(ins, whileloop.loop_of(instructions, ins)) for ins in instructions]
+    found = [(ins, looptest.loop_of(instructions, ins)) for ins in instructions]
     loops = [(ins, loop) for ins, loop in found if loop is not None]
     assert len(loops) == 1
     top, loop = loops[0]
     assert (loop.body, loop.exit) == (top.index + 1, top.target)
-    bottom = instructions[loop.bottom]
-    assert bottom.opname == top.opname or bottom.target == loop.body
-    # (the bottom test repeats the top one: the same instructions before it)
-    assert [i.opname for i in instructions[loop.bottom - 4:loop.bottom]] \
-        == [i.opname for i in instructions[top.index - 4:top.index]]
+    # (the bottom test repeats the top one: the same instructions, but jumps)
+    assert [i.opname for i in instructions[loop.head:top.index]] \
+        == [i.opname for i in instructions[loop.bottom:loop.bottom + top.index - loop.head]]
+    assert loop.head < top.index < loop.body < loop.bottom < loop.exit
 
 
 class Shrink(torch.nn.Module):
