@@ -209,7 +209,8 @@ variant("CALL_FUNCTION_EX", "variants:call_function_ex")
 for _opname in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
     variant(_opname, "variants:jump_if_tensor", since=_V312)
 for _opname in ("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_FORWARD_IF_FALSE", "JUMP_IF_TRUE_OR_POP",
-                "JUMP_IF_FALSE_OR_POP"):
+                "JUMP_IF_FALSE_OR_POP", "POP_JUMP_BACKWARD_IF_TRUE",
+                "POP_JUMP_BACKWARD_IF_FALSE"):  # (backward: a while loop's bottom test)
     variant(_opname, "variants:jump_if_tensor", until=_V312)
 variant("BINARY_OP", "values.scalars:binary_op", "float_binary_op")
 variant("UNARY_NEGATIVE", "values.scalars:unary_negative", "float_unary_negative")

@@ -55,31 +55,34 @@ class Loop:
 
 
 def loop_of(instructions, ins):
-    """The :class:`Loop` whose top test contains the conditional jump
-    ``ins``, if it is part of a ``while`` loop's top test laid out as above
-    (either layout); else None."""
-    if ins.opname not in info.TRUTH_TESTS or ins.target is None or ins.target <= ins.index:
+    """The :class:`Loop` whose test contains the conditional jump ``ins``,
+    in its top copy or in its bottom one (the loop's first data-dependent
+    test may come after iterations Python decided), if ``ins`` is part of a
+    ``while`` loop's test laid out as above (either layout); else None."""
+    if ins.opname not in info.TRUTH_TESTS or ins.target is None:
         return None
-    body = _body_of(instructions, ins.index)
-    if body is None:
-        return None
-    targets = [x.target for x in instructions[ins.index:body] if x.opname in info.TRUTH_TESTS]
-    exit = max(targets)
-    if exit <= body or not _goes_back(instructions[exit - 1], body):
-        return None
-    head, bottom = _copies(instructions, body, exit)
-    if head > ins.index or bottom <= body:
-        return None
-    return Loop(head, body, bottom, exit)
+    for body in _bodies(instructions, ins.index):
+        ends = [x.index for x in instructions[body:] if x.opname in info.BACKWARD_JUMPS
+                and x.target == body]
+        exit = max(ends) + 1
+        if not _goes_back(instructions[exit - 1], body):
+            continue
+        head, bottom = _copies(instructions, body, exit)
+        if body < bottom and (head <= ins.index < body or bottom <= ins.index < exit):
+            return Loop(head, body, bottom, exit)
+    return None
 
 
-def _body_of(instructions, index):
-    """The first instruction of the body of the loop whose top test has
-    instruction ``index``: the lowest target past ``index`` of a backward
-    jump after it (inner loops' heads are inside the body)."""
-    heads = [x.target for x in instructions[index + 1:]
-             if x.opname in info.BACKWARD_JUMPS and index < x.target < x.index]
-    return min(heads) if heads else None
+def _bodies(instructions, index):
+    """Where the body starts of the loop whose test has instruction
+    ``index``, if it is the top copy: the lowest target past ``index`` of a
+    backward jump after it (inner loops' heads are inside the body); if it
+    is the bottom copy: the highest target before ``index`` of a backward
+    jump from ``index`` on (outer loops' heads come before)."""
+    later = [x.target for x in instructions[index:] if x.opname in info.BACKWARD_JUMPS]
+    ahead = [t for t in later if t > index]
+    behind = [t for t in later if t <= index]
+    return ([min(ahead)] if ahead else []) + ([max(behind)] if behind else [])
 
 
 def _goes_back(x, body):

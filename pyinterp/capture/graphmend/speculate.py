@@ -113,8 +113,8 @@ def try_merge(vm, frame, ins, cond):
     ``cond`` has been popped; the ``*_OR_POP`` forms keep it on the stack
     of the arm that jumps."""
     cap = vm.capture
-    if not isinstance(cond, torch.Tensor) or cond.numel() != 1:
-        return None
+    if not isinstance(cond, torch.Tensor) or cond.numel() != 1 or ins.target <= ins.index:
+        return None  # (a backward jump: a loop's bottom test, see .whileloop)
     instructions = vm.variant(frame.code)
     join = joins.join_of(instructions, ins, bool(frame.code.co_flags & SUSPENDABLE_FLAGS))
     if join is None:

@@ -99,45 +99,59 @@ def _attempt(vm, frame, instructions, ins, cond, loop, counters):
     tensors; the index after the loop, or None (frame untouched)."""
     cap = vm.capture
     rec = cap.recording.recorder
-    fast0, stack0 = list(frame.fast), list(frame.stack)
-    first, ops0 = len(rec.graph.nodes), rec.op_count  # (undone from here on failure)
-    rng0 = torch.random.get_rng_state()
+    before = (list(frame.fast), list(frame.stack), torch.random.get_rng_state())
+    ops = (len(rec.graph.nodes), rec.op_count)  # (undone from here on failure)
     result = None
     cap.speculation.enter()
     try:
         cap.speculation.open_arm()
         try:
-            # The top test from its jump on, on the real values: the loop's
+            # The test from this jump on, on the real values: the loop's
             # first carried input (recorded before the loop).
-            pred0 = looptest.jump_value(vm, frame, instructions, loop, ins, cond, loop.body)
-            frame.stack[:] = stack0
-            promoted = _promote(frame, counters)
-            fast_in = list(frame.fast)
-            mark = len(rec.graph.nodes)  # (the body's ops start here)
-            speculate.run_arm(vm, frame, instructions, loop.body,
-                              joins.Join((loop.bottom,), loop.bottom), _counting_step(promoted))
-            pred1 = looptest.test_value(vm, frame, instructions, loop, loop.bottom, loop.exit)
+            stop = loop.body if ins.index < loop.body else loop.exit  # (the copy's end)
+            pred0 = looptest.jump_value(vm, frame, instructions, loop, ins, cond, stop)
+            frame.stack[:] = before[1]
+            if pred0 is not False:  # (False: the loop ends whatever the data)
+                pred0 = torch.tensor(True) if pred0 is True else pred0
+                promoted = _promote(frame, counters)
+                fast_in = list(frame.fast)
+                mark = len(rec.graph.nodes)  # (the body's ops start here)
+                speculate.run_arm(vm, frame, instructions, loop.body,
+                                  joins.Join((loop.bottom,), loop.bottom),
+                                  _counting_step(promoted))
+                pred1 = looptest.test_value(vm, frame, instructions, loop, loop.bottom,
+                                            loop.exit)
         finally:
             appended = cap.speculation.close_arm()
         with torch._C.DisableTorchFunction():  # our own check: not recorded
-            drew = not torch.equal(rng0, torch.random.get_rng_state())
-        if not appended and not drew and isinstance(pred0, torch.Tensor) \
-                and isinstance(pred1, torch.Tensor):
+            drew = not torch.equal(before[2], torch.random.get_rng_state())
+        if appended or drew:
+            result = None
+        elif pred0 is False:
+            result = False
+        elif isinstance(pred1, torch.Tensor):
             dead = joins.dead_outside(instructions, set(range(loop.head, loop.exit)))
-            result = _build(rec, (fast_in, stack0), (list(frame.fast), list(frame.stack)),
-                            mark, (pred0, pred1), dead, (fast0, counters))
+            result = _build(rec, (fast_in, before[1]), (list(frame.fast), list(frame.stack)),
+                            mark, (pred0, pred1), dead, (before[0], counters))
     except (Exception, speculate.Speculating):  # noqa: BLE001 - any failure: undo
         result = None
     finally:
         cap.speculation.leave()
-    frame.stack[:] = stack0
-    if result is None:
-        frame.fast[:] = fast0
-        torch.random.set_rng_state(rng0)
-        speculate.discard_ops(rec, first, ops0)
-        return None
+    if result is None or result is False:
+        _undo(frame, before, rec, ops)
+        return loop.exit if result is False else None
+    frame.stack[:] = before[1]
     frame.fast[:] = result
     return loop.exit
+
+
+def _undo(frame, before, rec, ops):
+    """Put the frame and the RNG back as they were (``before``: locals,
+    stack, RNG state), and erase the ops recorded since ``ops`` (the first
+    node, the op count)."""
+    frame.fast[:], frame.stack[:] = before[0], before[1]
+    torch.random.set_rng_state(before[2])
+    speculate.discard_ops(rec, *ops)
 
 
 def _promote(frame, counters):
