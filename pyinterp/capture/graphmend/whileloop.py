@@ -2,47 +2,45 @@
 
 ``while x.norm() > 1: x = x / 2`` runs a number of times that depends on
 tensor data, so a plain trace breaks at its test on every iteration.
-CPython compiles such a loop with its test twice: at the top, a forward
-jump past the loop when the test is false, and again at the bottom.  The
-bottom test's layout depends on the version, which :func:`loop_of` reads
-from the opcode facts (:mod:`pyinterp.opcodes.info`), not from the version:
+:mod:`.looptest` finds the loop's parts (the two copies of its test, the
+body, the exit) and evaluates its test, short-circuits included
+(``while x.norm() > 1 and n < 20:``), as one 0-d bool tensor.  When a jump
+of either copy of the test meets a one-element tensor (and
+:mod:`.speculate` found no join: a loop has none):
 
-* 3.11: a backward conditional jump to the body when the test is true
-  (``POP_JUMP_BACKWARD_IF_TRUE``);
-* 3.12, 3.13: a forward conditional jump past the loop when the test is
-  false (the top test's target), then an unconditional backward jump to
-  the body (``POP_JUMP_IF_FALSE``, ``JUMP_BACKWARD``).  3.13 converts
-  each test's condition to a bool before its jump (``TO_BOOL``, or
-  ``COMPARE_OP``'s bool bit); the decoder folds that conversion into the
-  jump (``pyinterp.interp.decode``), so the condition reaches both tests'
-  jumps as the tensor it is, as on 3.11 and 3.12.
-
-In both, the bottom test's condition is true when the loop goes on.  When
-the top test's condition is a one-element tensor (and :mod:`.speculate`
-found no join: a loop has none; ``while not c`` is the same layout with
-jumps of the other polarity, and runs on ``logical_not(c)``):
-
+* the rest of that copy, on the real values, is the loop's first carried
+  predicate (recorded before the loop);
+* the locals that hold a Python int (not a bool) and that the body stores
+  to are its *counters*: each is put in its slot as a 0-d int64 tensor
+  (``torch.tensor(n)``, recorded), and the body's ``n += 1`` makes a new
+  tensor (``n + 1``), as Python makes a new int, instead of writing the
+  tensor in place;
 * the body runs once, speculatively, as a branch's arm does (no outside
-  writes, no random numbers, no appends, forward jumps only), from its
-  first instruction to the bottom test's jump.  The ops it records, the
-  bottom test's condition included, are the loop's body;
+  writes, no random numbers, no appends, forward jumps only), up to the
+  bottom copy of the test, which gives the body's new predicate.  The ops
+  they record are the loop's body;
 * the locals the body changes are the loop's carried values: each must be
   a tensor before and after, of the same shape, dtype and device.  A local
   that was unbound before the loop (a temporary of the body) may only be
   one that no instruction after the loop reads; it is unbound again after
-  the loop.  Nothing else in the frame may change.  No carried value may
-  require grad while grad mode is on (``while_loop`` has no autograd);
+  the loop.  A counter may only be one that no instruction after the loop
+  reads (its value after the loop is data: a counter Python reads keeps the
+  old break); it is left holding its final tensor.  Nothing else in the
+  frame may change.  No carried value may require grad while grad mode is
+  on (``while_loop``'s autograd is wrong when the loop runs no iteration);
 * the frame is put back as before the body ran, and the graph gets one
   ``torch.ops.higher_order.while_loop`` node whose carried inputs are the
-  top test's condition and the values, whose body graph gives the new
-  values and the bottom test's condition, and whose additional inputs are
-  the graph values the body reads.  The loop's real result comes from
-  running that node eagerly on the real values, and the frame continues
-  after the loop with it.
+  first predicate and the values, whose body graph gives the new values and
+  the new predicate, and whose additional inputs are the graph values the
+  body reads.  The loop's real result comes from running that node eagerly
+  on the real values, and the frame continues after the loop with it.
 
-Anything else (``break`` or ``continue``, a return in the body, a Python
-counter that changes, a ``for`` loop) leaves the frame as it was: the
-caller breaks the graph as before.
+When the attempt with counters fails, the loop is tried once more without
+(nothing but tensors may change).  Anything else (``break`` or
+``continue``, a return in the body, a ``for`` loop) leaves the frame as it
+was: the caller breaks the graph as before.  A test that is false whatever
+the data from the jump on (``while x.norm() > 1 and n < limit:`` with
+``n >= limit``) skips the loop without a node.
 
 Records (:class:`~..state.Capture`): owns none; the body runs as a
 speculative arm through :class:`.speculate.Speculation`'s methods; reads
