@@ -156,7 +156,7 @@ def test_module_weights_are_loop_operands_under_no_grad():
 
 
 def test_with_gradients_the_loop_breaks_and_stays_correct():
-    module = Shrink()  # (parameters require grad: while_loop has no autograd)
+    module = Shrink()  # (x needs no grad, the body's x does: not a carried value)
     explanation = pyinterp.explain(module, *_args(40.0))
     assert explanation.graph_break_count >= 1
     traced = pyinterp.trace(module, backend="eager")

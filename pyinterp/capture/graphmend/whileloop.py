@@ -26,8 +26,10 @@ of either copy of the test meets a one-element tensor (and
   the loop.  A counter may only be one that no instruction after the loop
   reads (its value after the loop is data: a counter Python reads keeps the
   old break); it is left holding its final tensor.  Nothing else in the
-  frame may change.  No carried value may require grad while grad mode is
-  on (``while_loop``'s autograd is wrong when the loop runs no iteration);
+  frame may change, and no carried value's ``requires_grad``.  Carried
+  values that require grad leave the loop through
+  :func:`_no_trip_gradient` (``while_loop``'s backward is wrong when the
+  loop runs no iteration);
 * the frame is put back as before the body ran, and the graph gets one
   ``torch.ops.higher_order.while_loop`` node whose carried inputs are the
   first predicate and the values, whose body graph gives the new values and
@@ -266,8 +268,7 @@ def _extract(rec, mark, fast0, fast1, change):
     for o in new:
         _operand(o, inside_set, old, operands)
     real = [o.meta.get("example_value") for o in operands]
-    if any(not isinstance(v, torch.Tensor) or (v.requires_grad and torch.is_grad_enabled())
-           for v in real):
+    if any(not isinstance(v, torch.Tensor) for v in real):
         return None
     return _Subgraphs(inside_set, old, operands, _cond(len(old) + 1, len(operands)),
                       _body(inside, new, old, operands, rec.submodules))
@@ -297,6 +298,8 @@ def _record(rec, pred0, fast0, change, loop, unpromoted):
                 value = value.clone()
         item = graph.call_function(operator.getitem, (node, i + 1))
         item.meta["example_value"] = value
+        if value.requires_grad and torch.is_grad_enabled():
+            value, item = _no_trip_gradient(rec, pred0, fast0[slot], value, item)
         rec.bind(value, item)
         locals_after[slot] = value
     for slot in change.temporaries:
@@ -304,11 +307,24 @@ def _record(rec, pred0, fast0, change, loop, unpromoted):
     return locals_after
 
 
+def _no_trip_gradient(rec, pred0, initial, value, item):
+    """``where(pred0, value, initial)``, for real and in the graph: the
+    carried value after the loop as its gradient must flow.  The value is
+    the same; torch 2.13's ``while_loop`` backward gives the gradient of one
+    iteration when the loop ran none (``pred0`` false): ``where`` sends the
+    gradient to ``initial`` then, and zeros into the loop."""
+    with torch._C.DisableTorchFunction():  # the real value: recorded below
+        picked = torch.where(pred0, value, initial)
+    node = rec.graph.call_function(torch.where, (rec.node_for(pred0), item,
+                                                 rec.node_for(initial)))
+    node.meta["example_value"] = picked
+    return picked, node
+
+
 def _same_kind(before, now):
     return isinstance(before, torch.Tensor) and isinstance(now, torch.Tensor) \
         and before.shape == now.shape and before.dtype == now.dtype \
-        and before.device == now.device and not (
-            torch.is_grad_enabled() and (before.requires_grad or now.requires_grad))
+        and before.device == now.device and before.requires_grad == now.requires_grad
 
 
 def _operand(node, inside, old, operands):
