@@ -112,8 +112,8 @@ def _attempt(vm, frame, instructions, ins, cond, loop, counters):
             pred0 = looptest.jump_value(vm, frame, instructions, loop, ins, cond, stop)
             frame.stack[:] = before[1]
             if pred0 is not False:  # (False: the loop ends whatever the data)
-                pred0 = torch.tensor(True) if pred0 is True else pred0
-                promoted = _promote(frame, counters)
+                pred0 = torch.tensor(True, device=cond.device) if pred0 is True else pred0
+                promoted = _promote(frame, counters, cond.device)
                 fast_in = list(frame.fast)
                 mark = len(rec.graph.nodes)  # (the body's ops start here)
                 speculate.run_arm(vm, frame, instructions, loop.body,
@@ -154,13 +154,13 @@ def _undo(frame, before, rec, ops):
     speculate.discard_ops(rec, *ops)
 
 
-def _promote(frame, counters):
-    """Put each counter's int in its slot as a 0-d int64 tensor (recorded:
-    the loop's carried input); return the set of their ids (see
-    :func:`_counting_step`)."""
+def _promote(frame, counters, device):
+    """Put each counter's int in its slot as a 0-d int64 tensor on
+    ``device``, the test's (recorded: the loop's carried input); return the
+    set of their ids (see :func:`_counting_step`)."""
     promoted = set()
     for slot in counters:
-        value = torch.tensor(frame.fast[slot], dtype=torch.int64)
+        value = torch.tensor(frame.fast[slot], dtype=torch.int64, device=device)
         frame.fast[slot] = value
         promoted.add(id(value))
     return promoted
