@@ -25,7 +25,7 @@ import torch
 
 from . import consumers, rules
 from .values import float_text, scalars, sizes, tracked_ints
-from .graphmend import speculate, whileloop
+from .graphmend import looptest, speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
 from .partial.resume import SPLIT_POINTS, PreState
@@ -219,9 +219,10 @@ def captured_instructions(code):
     entry = _captured_cache.get(id(code))
     if entry is not None and entry[0] is decoded:
         return entry[1]
-    # A frame that may hold ints the graph computes runs every instruction
-    # through tracked_ints.step, which follows them (none inline).
-    tracking = tracked_ints.may_produce(code)
+    # A frame that may hold ints the graph computes (from .item() and the
+    # like, or a while loop's counter) runs every instruction through
+    # tracked_ints.step, which follows them (none inline).
+    tracking = tracked_ints.may_produce(code) or looptest.has_while_loop(decoded.instructions)
     out = []
     for ins in decoded.instructions:
         variant = _VARIANTS.get(ins.opname)

@@ -244,9 +244,25 @@ def counter_printed(x):
 
 
 # (a counter only the body counts, returned: test_trace_whileloop's python_counter)
-@pytest.mark.parametrize("fn", [counter_returned, counter_in_a_range, counter_scales_a_tensor],
+def counter_compared_in_a_tensor_op(x):
+    n = 0
+    while x.norm() > 1 and n < 20:
+        x = x * 0.5
+        n += 1
+    return torch.where(x > 0, x + n, x - n * 2)
+
+
+@pytest.mark.parametrize("fn", [counter_scales_a_tensor, counter_compared_in_a_tensor_op],
                          ids=lambda f: f.__name__)
-def test_a_counter_read_after_the_loop_breaks_and_stays_correct(fn):
+def test_a_counter_only_tensor_ops_read_after_the_loop_stays_in_the_graph(fn):
+    """Its value after the loop is the loop's int64 output, which the tensor
+    ops take as a Python int the graph computes (tracked_ints)."""
+    _check_one_loop_graph(fn)
+
+
+@pytest.mark.parametrize("fn", [counter_returned, counter_in_a_range],
+                         ids=lambda f: f.__name__)
+def test_a_counter_python_reads_after_the_loop_breaks_and_stays_correct(fn):
     _check_breaks_and_stays_correct(fn)
 
 

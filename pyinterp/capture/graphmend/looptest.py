@@ -73,6 +73,14 @@ def loop_of(instructions, ins):
     return None
 
 
+def has_while_loop(instructions):
+    """True if some conditional jump of ``instructions`` is in a ``while``
+    loop's test (:func:`loop_of`): the frame may get a loop's counter as a
+    Python int the graph computes (:mod:`.whileloop`)."""
+    return any(loop_of(instructions, x) is not None for x in instructions
+               if x.opname in info.TRUTH_TESTS)
+
+
 def _bodies(instructions, index):
     """Where the body starts of the loop whose test has instruction
     ``index``, if it is the top copy: the lowest target past ``index`` of a

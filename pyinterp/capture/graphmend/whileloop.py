@@ -55,6 +55,7 @@ import torch
 import torch.fx
 
 from . import condmerge, joins, looptest, speculate
+from ..values import tracked_ints
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes import info
 from ...opcodes.signals import NULL
@@ -141,8 +142,25 @@ def _attempt(vm, frame, instructions, ins, cond, loop, counters):
         _undo(frame, before, rec, ops)
         return loop.exit if result is False else None
     frame.stack[:] = before[1]
-    frame.fast[:] = result
+    frame.fast[:], counted = result
+    _track(cap, frame, counted, cond.device)
     return loop.exit
+
+
+def _track(cap, frame, counted, device):
+    """The counters read after the loop hold Python ints the graph computes
+    (:mod:`..values.tracked_ints`, which the frame runs through: it has a
+    while loop): a tensor op takes the node, and anything else that reads
+    one breaks (data-dependent) before it runs."""
+    if not counted:
+        return
+    table = cap.recording.ints
+    shadow = table.shadow(frame)
+    if shadow is None:
+        shadow = table.shadows[id(frame)] = tracked_ints.Shadow(frame)
+    rec = cap.recording.recorder
+    for slot, (value, node) in counted.items():
+        shadow.fast[slot] = tracked_ints.TrackedInt(value, rec, lambda node=node: node, device)
 
 
 def _undo(frame, before, rec, ops):
@@ -195,12 +213,13 @@ def _build(rec, before, after, mark, preds, dead, original):
     ``original``: the locals before the counters were made tensors, and the
     counters' slots."""
     change = _frame_change(before, after, dead, preds[1])
-    if change is None or any(not dead(s) for s in original[1] if s in change.carried):
-        return None  # (a counter Python reads after the loop: its value is data)
+    if change is None:
+        return None
     loop = _extract(rec, mark, before[0], after[0], change)
     if loop is None:
         return None
-    return _record(rec, preds[0], before[0], change, loop, original[0])
+    live = [s for s in original[1] if s in change.carried and not dead(s)]
+    return _record(rec, preds[0], before[0], change, loop, original[0], live)
 
 
 @attrs.frozen
@@ -274,10 +293,11 @@ def _extract(rec, mark, fast0, fast1, change):
                       _body(inside, new, old, operands, rec.submodules))
 
 
-def _record(rec, pred0, fast0, change, loop, unpromoted):
+def _record(rec, pred0, fast0, change, loop, unpromoted, live):
     """Run the loop for real, put its ``while_loop`` node in the graph in
     place of the body's ops, and return the frame's locals after it (those
-    it does not change as in ``unpromoted``)."""
+    it does not change as in ``unpromoted``) and the counters read after
+    it: ``{slot: (final int, its node)}`` (their locals hold the int)."""
     real_carried = (pred0,) + tuple(fast0[s] for s in change.carried)
     real_operands = tuple(o.meta["example_value"] for o in loop.operands)
     with torch._C.DisableTorchFunction():  # the real loop: not an op of the program
@@ -290,7 +310,7 @@ def _record(rec, pred0, fast0, change, loop, unpromoted):
         graph.get_attr(names[0]), graph.get_attr(names[1]),
         tuple([rec.node_for(pred0)] + loop.old), tuple(loop.operands)))
     rec.op_count += 1
-    locals_after = list(unpromoted)
+    locals_after, nodes = list(unpromoted), {}
     for i, slot in enumerate(change.carried):
         value = finals[i + 1]
         if id(value) in rec.node_of:  # (no iteration: an input, which must keep its node)
@@ -302,9 +322,15 @@ def _record(rec, pred0, fast0, change, loop, unpromoted):
             value, item = _no_trip_gradient(rec, pred0, fast0[slot], value, item)
         rec.bind(value, item)
         locals_after[slot] = value
+        nodes[slot] = item
+    counted = {}
+    for slot in live:
+        with torch._C.DisableTorchFunction():  # our own reading: the int Python sees
+            locals_after[slot] = int(locals_after[slot])
+        counted[slot] = (locals_after[slot], nodes[slot])
     for slot in change.temporaries:
         locals_after[slot] = NULL
-    return locals_after
+    return locals_after, counted
 
 
 def _no_trip_gradient(rec, pred0, initial, value, item):
