@@ -23,9 +23,10 @@ of either copy of the test meets a one-element tensor (and
   a tensor before and after, of the same shape, dtype and device.  A local
   that was unbound before the loop (a temporary of the body) may only be
   one that no instruction after the loop reads; it is unbound again after
-  the loop.  A counter may only be one that no instruction after the loop
-  reads (its value after the loop is data: a counter Python reads keeps the
-  old break); it is left holding its final tensor.  Nothing else in the
+  the loop.  A counter no instruction after the loop reads is left
+  holding its final tensor; one that is read holds the final int as a
+  Python int the graph computes (:func:`_track`: tensor ops take its node,
+  anything else breaks before it runs).  Nothing else in the
   frame may change, and no carried value's ``requires_grad``.  Carried
   values that require grad leave the loop through
   :func:`_no_trip_gradient` (``while_loop``'s backward is wrong when the

@@ -11,8 +11,11 @@ answer is by *location*: a :class:`Shadow` per frame names the stack slots
 and local variables that hold a tracked int, and every instruction of the
 frame updates it.
 
-Only frames whose code may produce one (its names include ``item`` or
-``int``: :func:`may_produce`) can hold tracked ints.  Their instructions
+A ``while`` loop on tensor data also leaves one: its Python int counter,
+read after the loop (``graphmend/whileloop.py``).  Only frames whose code
+may produce one (its names include ``item`` or ``int``: :func:`may_produce`,
+or it has a ``while`` loop: ``graphmend.looptest.has_while_loop``) can hold
+tracked ints.  Their instructions
 all run through the capture variants (none inline), so :func:`step` sees
 every move.  What a tracked int may do without a break:
 
