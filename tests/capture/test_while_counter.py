@@ -117,6 +117,23 @@ def counter_steps_by_two(x):
     return x
 
 
+def counter_stepped_twice(x):
+    n = 0
+    while x.norm() > 1 and n < 30:
+        x = x * 0.5
+        n = n + 1
+        n += 1  # (on the tensor the line above made: not in place either)
+    return x
+
+
+def limit_in_a_local(x):
+    n, limit = 0, 5
+    while x.norm() > 1 and n < limit:
+        x = x * 0.5
+        n += 1
+    return x + limit
+
+
 def two_tensor_tests_and_a_counter(x):
     n = 0
     while x.sum() > -100 and x.norm() > 1 and n < 20:
@@ -163,7 +180,8 @@ class NormLimited(torch.nn.Module):
 
 @pytest.mark.parametrize("fn", [norm_and_counter, counter_first, counter_or_norm,
                                 norm_or_counter, nested_conditions, negated_chain,
-                                counter_steps_by_two, two_tensor_tests_and_a_counter,
+                                counter_steps_by_two, counter_stepped_twice, limit_in_a_local,
+                                two_tensor_tests_and_a_counter,
                                 counted_but_unused, if_inside_the_body],
                          ids=lambda f: f.__name__)
 def test_counted_loop_is_one_graph(fn):

@@ -188,20 +188,25 @@ def _promote(frame, counters, device):
 def _counting_step(promoted):
     """The body's instruction runner: ``n += 1`` on a counter tensor makes a
     new tensor (``n + 1``), as it makes a new int in Python, instead of
-    writing the tensor in place (a speculative arm may not)."""
+    writing the tensor in place (a speculative arm may not).  The result of
+    arithmetic on a counter is a counter in turn (``n = n + 1`` then
+    ``n += 1``)."""
     if not promoted:
         return None
 
     def step(vm, frame, ins):
-        if ins.opname == "BINARY_OP" and id(frame.stack[-2]) in promoted:
-            op = _IN_PLACE.get(info.NB_SYMBOL.get(ins.arg))
-            if op is not None:
-                rhs = frame.stack.pop()
-                value = op(frame.stack.pop(), rhs)
-                promoted.add(id(value))
-                frame.stack.append(value)
-                return None
-        return ins.fn(vm, frame, ins)
+        if ins.opname != "BINARY_OP" or not (id(frame.stack[-2]) in promoted
+                                             or id(frame.stack[-1]) in promoted):
+            return ins.fn(vm, frame, ins)
+        op = _IN_PLACE.get(info.NB_SYMBOL.get(ins.arg))
+        if op is not None and id(frame.stack[-2]) in promoted:
+            rhs = frame.stack.pop()
+            frame.stack.append(op(frame.stack.pop(), rhs))
+            nxt = None
+        else:
+            nxt = ins.fn(vm, frame, ins)
+        promoted.add(id(frame.stack[-1]))  # (a counter's new value: a counter too)
+        return nxt
     return step
 
 
