@@ -66,11 +66,13 @@ _IN_PLACE = {"+=": operator.add, "-=": operator.sub, "*=": operator.mul}
 
 
 def try_loop(vm, frame, ins, cond):
-    """Run the data-dependent ``while`` loop whose top test has the jump
-    ``ins``, which met the tensor ``cond`` (popped), as one ``while_loop``
-    node; return the index after the loop, or None (frame untouched).  The
-    loop's Python int counters are carried as tensors when they can be (see
-    :func:`_counters`); else the loop is tried as it is."""
+    """Run the data-dependent ``while`` loop whose test (either copy) has
+    the jump ``ins``, which met the tensor ``cond`` (popped), as one
+    ``while_loop`` node; return the index after the loop, or None (frame
+    untouched).  The loop's Python int counters are carried as tensors when
+    they can be (see :func:`_counters`); else the loop is tried as it is.
+    Not while the capture holds Python ints the graph computes (a counter
+    of an earlier loop read after it included)."""
     cap = vm.capture
     if cond.numel() != 1 or cap.speculation.depth or cap.recording.ints \
             or frame.code.co_flags & SUSPENDABLE_FLAGS or ins.exc_target is not None:
