@@ -126,6 +126,23 @@ def counter_stepped_twice(x):
     return x
 
 
+def counter_halved(x):
+    n = 64
+    while x.norm() > 1 and n > 1:  # (64 32 16 8 4 2 1: six trips at most)
+        x = x * 0.5
+        n //= 2
+    return x
+
+
+def counter_modulo(x):
+    m = 0
+    while x.norm() > 1 and m != 4:  # (0 3 1 4: three trips at most)
+        x = x * 0.5
+        m += 3
+        m %= 5
+    return x
+
+
 def limit_in_a_local(x):
     n, limit = 0, 5
     while x.norm() > 1 and n < limit:
@@ -180,8 +197,8 @@ class NormLimited(torch.nn.Module):
 
 @pytest.mark.parametrize("fn", [norm_and_counter, counter_first, counter_or_norm,
                                 norm_or_counter, nested_conditions, negated_chain,
-                                counter_steps_by_two, counter_stepped_twice, limit_in_a_local,
-                                two_tensor_tests_and_a_counter,
+                                counter_steps_by_two, counter_stepped_twice, counter_halved,
+                                counter_modulo, limit_in_a_local, two_tensor_tests_and_a_counter,
                                 counted_but_unused, if_inside_the_body],
                          ids=lambda f: f.__name__)
 def test_counted_loop_is_one_graph(fn):

@@ -62,7 +62,8 @@ from ...opcodes import info
 from ...opcodes.signals import NULL
 
 WHILE_LOOP = torch.ops.higher_order.while_loop
-_IN_PLACE = {"+=": operator.add, "-=": operator.sub, "*=": operator.mul}
+_IN_PLACE = {"+=": operator.add, "-=": operator.sub, "*=": operator.mul,
+             "//=": operator.floordiv, "%=": operator.mod}  # (torch floors as Python does)
 
 
 def try_loop(vm, frame, ins, cond):
