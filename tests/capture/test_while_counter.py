@@ -360,32 +360,53 @@ class ScaledNormLimited(NormLimited):
 
 
 def _grads(module, out, x):
+    """The parameters' gradients (None stays None: an optimizer skips such
+    a parameter) and the input's, cleared after."""
     out.sum().backward()
-    grads = [torch.zeros_like(p) if p.grad is None else p.grad.clone()
-             for p in module.parameters()] + [x.grad.clone()]
+    grads = [None if p.grad is None else p.grad.clone() for p in module.parameters()]
+    grads.append(x.grad.clone())
     module.zero_grad(set_to_none=True)
     return grads
 
 
-@pytest.mark.parametrize("make", [NormLimited, ScaledNormLimited], ids=lambda c: c.__name__)
+def _assert_same_grads(got, expected):
+    assert [g is None for g in got] == [g is None for g in expected]
+    for a, b in zip(got, expected):
+        if a is not None:
+            torch.testing.assert_close(a, b)
+
+
+def _eager_and_traced_grads(module, traced, scale):
+    x1 = _args(scale)[0].requires_grad_()
+    x2 = x1.detach().clone().requires_grad_()
+    out1 = traced(x1)
+    grads1 = _grads(module, out1, x1)
+    out2 = module(x2)
+    grads2 = _grads(module, out2, x2)
+    assert_same(out1, out2)
+    _assert_same_grads(grads1, grads2)
+
+
 @pytest.mark.parametrize("backend", ["eager", "inductor"])
-def test_with_gradients_the_counted_loop_is_one_graph_with_eagers_gradients(make, backend):
+def test_with_gradients_the_counted_loop_is_one_graph_with_eagers_gradients(backend):
     """Inputs that need grad (the benchmark's training run): while_loop's
     autograd gives the gradients, for no trip too (torch 2.13 gives one
-    iteration's gradient there: whileloop._no_trip_gradient corrects it).
-    A parameter only the body reads gets a zero gradient, not None, when
-    the loop runs no iteration (compared as zeros here)."""
-    module = make()
+    iteration's gradient there: whileloop._no_trip_gradient corrects it)."""
+    module = NormLimited()
     explanation = pyinterp.explain(module, _args(40.0)[0].requires_grad_())
     assert explanation.graph_break_count == 0, explanation.break_reasons
     traced = pyinterp.trace(module, backend=backend, fullgraph=True)
     for scale in (0.01, 3.0, 40.0, 1e9, 0.5):
-        x1 = _args(scale)[0].requires_grad_()
-        x2 = x1.detach().clone().requires_grad_()
-        out1 = traced(x1)
-        grads1 = _grads(module, out1, x1)
-        out2 = module(x2)
-        grads2 = _grads(module, out2, x2)
-        assert_same(out1, out2)
-        for a, b in zip(grads1, grads2):
-            torch.testing.assert_close(a, b)
+        _eager_and_traced_grads(module, traced, scale)
+
+
+def test_a_parameter_only_the_body_reads_keeps_the_break():
+    """On a call whose loop runs no trip, eager leaves such a parameter's
+    ``.grad`` None; while_loop's backward would give zeros: refused."""
+    module = ScaledNormLimited()
+    explanation = pyinterp.explain(module, _args(40.0)[0].requires_grad_())
+    assert explanation.graph_break_count >= 1
+    assert {r.kind for r in explanation.break_reasons} == {"data-dependent-value"}
+    traced = pyinterp.trace(module, backend="eager")
+    for scale in (0.01, 3.0, 40.0, 0.5):
+        _eager_and_traced_grads(module, traced, scale)

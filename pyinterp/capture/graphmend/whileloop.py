@@ -30,7 +30,8 @@ of either copy of the test meets a one-element tensor (and
   frame may change, and no carried value's ``requires_grad``.  Carried
   values that require grad leave the loop through
   :func:`_no_trip_gradient` (``while_loop``'s backward is wrong when the
-  loop runs no iteration);
+  loop runs no iteration); a parameter only the body reads is refused
+  (:func:`_body_only_leaf`);
 * the frame is put back as before the body ran, and the graph gets one
   ``torch.ops.higher_order.while_loop`` node whose carried inputs are the
   first predicate and the values, whose body graph gives the new values and
@@ -298,6 +299,8 @@ def _extract(rec, mark, fast0, fast1, change):
     real = [o.meta.get("example_value") for o in operands]
     if any(not isinstance(v, torch.Tensor) for v in real):
         return None
+    if _body_only_leaf(operands, real, inside_set):
+        return None
     return _Subgraphs(inside_set, old, operands, _cond(len(old) + 1, len(operands)),
                       _body(inside, new, old, operands, rec.submodules))
 
@@ -360,6 +363,16 @@ def _same_kind(before, now):
     return isinstance(before, torch.Tensor) and isinstance(now, torch.Tensor) \
         and before.shape == now.shape and before.dtype == now.dtype \
         and before.device == now.device and before.requires_grad == now.requires_grad
+
+
+def _body_only_leaf(operands, real, inside):
+    """True if a leaf that requires grad (a parameter) is read by the body
+    only: on a call whose loop runs no trip, eager leaves its ``.grad``
+    None (an optimizer then skips it), where ``while_loop``'s backward
+    would give zeros."""
+    return torch.is_grad_enabled() and any(
+        v.requires_grad and v.is_leaf and all(u in inside for u in o.users)
+        for o, v in zip(operands, real))
 
 
 def _operand(node, inside, old, operands):
