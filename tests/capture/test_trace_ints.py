@@ -333,12 +333,13 @@ def test_int_returned_under_fullgraph_names_the_line():
     assert info.value.lineno == int_returned.__code__.co_firstlineno + 1
 
 
-def test_float_tensor_int_still_breaks():
-    # int() of a float tensor truncates: not tracked (the float path is .item()).
+def test_float_tensor_int_is_tracked_truncated():
+    # int() of a float tensor truncates toward zero in the graph
+    # (tracked_ints.int_of_float; tests/capture/test_int_of_float.py).
     def fn(x, y):
         return x * int(y.sum())
     explanation = pyinterp.explain(fn, *_args(0))
-    assert explanation.graph_break_count == 1
+    assert explanation.graph_break_count == 0
     traced = pyinterp.trace(fn, backend="eager")
     for seed in SEEDS:
         assert_same(traced(*_args(seed)), fn(*_args(seed)))

@@ -1,5 +1,6 @@
 """Python ints and bools the graph computes: ``.item()``/``int(t)`` of an
-integer or bool tensor and ``bool(t)``, tracked by *where they are*.
+integer or bool tensor, ``int(t)`` of a float tensor (truncated in the
+graph, :func:`int_of_float`) and ``bool(t)``, tracked by *where they are*.
 
 ``n = (y > 0).sum().item()`` then ``x.sum() / n``: ``n`` only feeds a
 tensor op again, so nothing needs to leave the graph; ``n`` stands for a
@@ -377,6 +378,13 @@ def _producer(frame, ins):
         return tensor
     if fn is int and len(args) == 1:
         tensor = args[0]
+        if isinstance(tensor, Tensor) and tensor.dtype.is_floating_point:
+            # (``int(t)`` of a float tensor: truncated in the graph, which
+            # raises where Python's int() would raise or leave int64)
+            if type(tensor) not in _TRACKABLE_TENSORS or tensor.numel() != 1 \
+                    or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+                return None
+            return tensor
     elif len(args) == 1 and fn is Tensor.item:
         tensor = args[0]
     elif not args and getattr(fn, "__name__", None) == "item" \
@@ -438,6 +446,8 @@ def produce(cap, func, name, args):
 
     def make():
         node = graph.call_method("reshape", (graph.call_method("detach", (base,)), ()))
+        if tensor.dtype.is_floating_point and not as_bool:
+            return graph.call_function(int_of_float, (node,))
         if not as_bool:
             return graph.call_method("to", (node, torch.int64))
         if tensor.dtype is torch.bool:
@@ -447,6 +457,17 @@ def produce(cap, func, name, args):
     rec.op_count += 1
     table.produced = TrackedInt(value, rec, make, tensor.device)
     return value
+
+
+def int_of_float(value):
+    """Python's ``int(t)`` of a 0-d float tensor, in a graph: truncated
+    toward zero, as int64.  Where Python's int() raises (NaN, infinity) or
+    gives an int past int64, the graph raises instead (``_assert_async``:
+    eager and Inductor alike), and the mock runs the call natively, which
+    raises eager's exception or gives eager's int."""
+    fits = torch.isfinite(value) & (value.abs() < 2.0 ** 63)
+    torch._assert_async(fits, "int() of a float the graph computes: not finite or past int64")
+    return value.trunc().to(torch.int64)
 
 
 # -- consuming ------------------------------------------------------------------
