@@ -43,8 +43,8 @@ class Scale(nn.Module):
 def with_break(x):
     y = x + 1
     print("halfway")                 # fine: replayed by the mock
-    n = int(y.sum())                 # a Python int from tensor data: a break
-    return y * n
+    n = int(y.sum())                 # a Python int from tensor data,
+    return y * n, n                  # returned as a Python int: a break
 
 
 def clip_if_large(x):
