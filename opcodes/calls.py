@@ -31,8 +31,9 @@ def call(vm, frame, ins):
     interpreted (inlined in the trace); a torch function or Tensor method
     becomes an FX node (rule `torch_function`); other C calls are classified
     (pure, impure, reading or writing an outside container, or a break);
-    `int_call`: a tracked int passed to a tensor op becomes its node (any
-    other call of one breaks); `float_move` (the callee is vetted by
+    `int_call`: a tracked int passed to a tensor op becomes its node (an
+    int passed to any other call becomes an unbacked size first, a bool
+    breaks); `float_move` (the callee is vetted by
     ``scalars.check_call``).
     """
     stack = frame.stack

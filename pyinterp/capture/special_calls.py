@@ -37,7 +37,7 @@ from ..interp import calls, lookasides  # noqa: F401  (the plain handlers, wrapp
 from ..refgraph.sources import Root
 from .consumers import CONSUMER_CALLABLES, TEXT, consume, consume_call
 from . import warn_levels
-from .values import random_ints
+from .values import listed_ints, random_ints
 
 Tensor = torch.Tensor
 FunctionType = types.FunctionType
@@ -175,6 +175,7 @@ _defer(print)
 _defer(torch.set_printoptions)  # replayed so that replayed prints match
 _defer(warnings.warn)
 _special(__import__, _import)
+_special(int, listed_ints.int_of_tensor)  # int(lengths.max()) as a slice bound
 for _fn, _handler in random_ints.handlers():  # random.randint(0, 9) feeding tensor ops
     _special(_fn, _handler)
 for _name in LOGGER_METHODS:

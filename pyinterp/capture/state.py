@@ -358,6 +358,8 @@ class Capture:
                 result = listed_ints.produce(self, func, name, args, kwargs)
             if result is None and not kwargs:
                 result = tracked_ints.produce(self, func, name, args)
+            if result is None:  # x[:, :lengths.max().item()]: an unbacked size
+                result = listed_ints.produce_one(self, func, name, args, kwargs)
             if result is None:
                 result = equal_branch.produce(self, func, args, kwargs)  # if torch.equal(a, b):
             if result is not None:

@@ -7,6 +7,8 @@ one graph, no break, and later calls with other data (other counts, the
 other branch) hit that graph and give eager's result.  Every other use
 breaks before it runs and stays correct.
 """
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -188,6 +190,10 @@ _SIGNS = st.lists(st.sampled_from([-1.5, -0.5, 0.0, 0.5, 2.0]), min_size=4, max_
 @settings(max_examples=max(5, settings().max_examples // 10))
 @given(st.lists(_SIGNS, min_size=2, max_size=5), st.sampled_from(IN_GRAPH))
 def test_int_graphs_match_eager_on_any_data(calls, fn):
+    _matches_eager_on(calls, fn)
+
+
+def _matches_eager_on(calls, fn):
     # The first call captures (on whatever count its data gives); every
     # later one, with other counts and other branches, must agree with eager.
     x = torch.randn(3, generator=torch.Generator().manual_seed(0))
@@ -197,16 +203,22 @@ def test_int_graphs_match_eager_on_any_data(calls, fn):
         assert_same(traced(x, y), fn(x, y))
 
 
-def test_int_operand_gradients_match_eager():
-    traced = pyinterp.trace(int_of_count, backend="eager")
+def _check_gradients(fn, weight):
+    """Results and the gradients of ``(result * weight).sum()`` with respect
+    to ``x`` equal eager's on every seed."""
+    traced = pyinterp.trace(fn, backend="eager")
     for seed in SEEDS:
         x, y = _args(seed)
         xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
-        actual, expected = traced(xa, y), int_of_count(xb, y)
+        actual, expected = traced(xa, y), fn(xb, y)
         torch.testing.assert_close(actual, expected)
-        (actual * torch.arange(3.0)).sum().backward()
-        (expected * torch.arange(3.0)).sum().backward()
+        (actual * weight).sum().backward()
+        (expected * weight).sum().backward()
         torch.testing.assert_close(xa.grad, xb.grad)
+
+
+def test_int_operand_gradients_match_eager():
+    _check_gradients(int_of_count, torch.arange(3.0))
 
 
 def test_int_under_inductor_matches_eager():
@@ -243,14 +255,6 @@ def int_returned(x, y):
     return x, (y > 0).sum().item()
 
 
-def int_to_python_function(x, y):
-    return _scale(x, (y > 0).sum().item())
-
-
-def _scale(x, n):
-    return x * n
-
-
 def int_as_loop_count(x, y):
     for _ in range(int((y > 0).sum())):
         x = x + 1
@@ -260,11 +264,6 @@ def int_as_loop_count(x, y):
 def int_read_by_locals(x, y):
     n = (y > 0).sum().item()
     return x * locals()["n"]
-
-
-def int_slices(x, y):
-    n = (y > 0).sum().item()
-    return x[:n]
 
 
 def int_compared_into_a_value(x, y):
@@ -291,34 +290,16 @@ def int_placed_differently_by_arms(x, y):
     return x * m
 
 
-def arithmetic_result_slices(x, y):
-    # m is followed from n's arithmetic, and its use as a bound breaks
-    # there, late (n's own uses were all fine when n was made).
-    n = (y > 0).sum().item()
-    m = n + 1
-    return x * n, x[:m]
-
-
-def int_passed_to_a_call(x, y):
-    n = (y > 0).sum().item()
-    return torch.mul(x, n)
-
-
 EARLY = "turns tensor data into a Python value"  # (the .item()/int() call breaks)
 
 
 @pytest.mark.parametrize("fn,reason", [
     (int_returned, EARLY),
-    (int_to_python_function, EARLY),
     (int_as_loop_count, EARLY),
-    (int_slices, EARLY),
     (int_compared_into_a_value, EARLY),
     (int_formatted, EARLY),
     (int_negated_with_not, EARLY),
-    (int_passed_to_a_call, EARLY),
     (int_read_by_locals, "locals() while a Python int"),
-    # (BUILD_SLICE on 3.11, BINARY_SLICE on 3.12+)
-    (arithmetic_result_slices, "SLICE on a Python int the graph computes"),
     (int_placed_differently_by_arms, EARLY),
 ], ids=lambda v: getattr(v, "__name__", "reason"))
 def test_int_uses_that_break_stay_correct(fn, reason):
@@ -331,6 +312,131 @@ def test_int_returned_under_fullgraph_names_the_line():
         traced(*_args(0))
     assert info.value.kind == "data-dependent-value"
     assert info.value.lineno == int_returned.__code__.co_firstlineno + 1
+
+
+# -- ints that reach sizes: unbacked sizes -------------------------------------
+# An int from tensor data that reaches a slice bound, a size argument, a
+# torch call the tracked ints do not model, or another frame becomes an
+# unbacked size (a SymbolicInt, as ints of .tolist(): values/listed_ints.py):
+# the graph computes it with an ``item`` node and every later call, whatever
+# its count, runs that one graph.
+def int_to_python_function(x, y):
+    return _scale(x, (y > 0).sum().item())
+
+
+def _scale(x, n):
+    return x * n
+
+
+def int_slices(x, y):
+    n = (y > 0).sum().item()
+    return x[:n]
+
+
+def arithmetic_result_slices(x, y):
+    # m is tracked from n's arithmetic (a 0-d node), and becomes an
+    # unbacked size where the slice needs it.
+    n = (y > 0).sum().item()
+    m = n + 1
+    return x * n, x[:m]
+
+
+def int_passed_to_a_call(x, y):
+    n = (y > 0).sum().item()
+    return torch.mul(x, n)
+
+
+def int_of_max_trims_padding(x, y):
+    # the padding trim of NLP code: int(lengths.max()) as a slice bound
+    lengths = (y > 0).long().cumsum(0)
+    max_len = int(lengths.max())
+    return x[:max_len] * 2
+
+
+def topk_of_a_count(x, y):
+    k = int((y > 0).sum()) + 1  # (tracked, then a size where topk needs it)
+    return torch.cat([x, y]).topk(k).values.sum()
+
+
+def int_crosses_two_frames(x, y):
+    n = int((y > 0).sum())
+    return _outer(x, n - 1)
+
+
+def _outer(x, n):
+    return _inner(x, n + 1) + x.new_zeros(3)[:n].sum()
+
+
+def _inner(x, n):
+    return x[:n].sum() * n
+
+
+def int_sizes_new_tensors(x, y):
+    n = (y > 0).sum().item()
+    return torch.cat([x.new_ones(n), torch.arange(n) * 1.0]).sum() + x.sum()
+
+
+TO_SIZES = [int_to_python_function, int_slices, arithmetic_result_slices,
+            int_passed_to_a_call, int_of_max_trims_padding, topk_of_a_count,
+            int_crosses_two_frames, int_sizes_new_tensors]
+
+
+@pytest.mark.parametrize("fn", TO_SIZES, ids=lambda f: f.__name__)
+def test_int_that_reaches_a_size_stays_in_graph(fn):
+    _check_in_graph(fn)
+    graph = pyinterp.explain(fn, *_args(0)).graphs[0]
+    assert any(n.target == "item" for n in graph.graph.nodes), graph.code
+
+
+@settings(max_examples=max(5, settings().max_examples // 10))
+@given(st.lists(_SIGNS, min_size=2, max_size=5), st.sampled_from(TO_SIZES))
+def test_unbacked_int_graphs_match_eager_on_any_data(calls, fn):
+    _matches_eager_on(calls, fn)
+
+
+@pytest.mark.parametrize("fn", [int_of_max_trims_padding, int_crosses_two_frames])
+def test_unbacked_int_under_inductor_matches_eager(fn):
+    traced = pyinterp.trace(fn)  # the default backend
+    for seed in SEEDS:
+        torch.testing.assert_close(traced(*_args(seed)), fn(*_args(seed)))
+
+
+def test_int_of_max_gradients_match_eager():
+    _check_gradients(int_of_max_trims_padding, torch.ones(()))
+
+
+def random_repeat_count(x):
+    return x.repeat(1 + random.getrandbits(2))  # (drawn again by the mock)
+
+
+def test_random_int_as_a_size_is_one_graph():
+    traced, counter = traced_counting(random_repeat_count)
+    for seed in SEEDS:
+        x = _args(seed)[0]
+        random.seed(seed)
+        expected = random_repeat_count(x)
+        random.seed(seed)
+        assert_same(traced(x), expected)
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, len(SEEDS) - 1)
+
+
+def test_int_whose_value_is_needed_breaks_where_it_is_made():
+    # A size use and a Python decision: the int() call breaks (where the
+    # graph can be split), not the comparison after the slice.
+    def f(x, y):
+        n = int((y > 0).sum())
+        rows = x[:n]
+        return rows * 2 if n > 1 else rows
+
+    traced = pyinterp.trace(f, fullgraph=True, backend="eager")
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        traced(*_args(0))
+    assert info.value.kind == "data-dependent-value"
+    assert info.value.lineno == f.__code__.co_firstlineno + 1
+    traced = pyinterp.trace(f, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), f(*_args(seed)))
 
 
 def test_float_tensor_int_is_tracked_truncated():

@@ -9,6 +9,7 @@ can do (arithmetic, a comparison that feeds a jump, a truth test by a
 jump); any other use, or an instruction this look does not know, answers
 no.  Nothing here runs code: it reads the decoded instructions only.
 """
+import builtins
 import sys
 
 from ...interp.frame import decoded_for
@@ -64,29 +65,107 @@ def flows_only_to_graph_uses(code, index, height):
     after it.  A yes that the run then contradicts (an arithmetic result
     that flows somewhere else) breaks later, at the use.
     """
-    key = (id(code), index, height)
+    return _cached_flow(code, index, height, False)
+
+
+def flows_only_to_size_uses(code, index, height, below=()):
+    """True if the int that the CALL at ``index`` pushes (the stack then
+    ``height`` deep) can only reach, through moves and ``+ - * // %`` (whose
+    results are followed too), arguments of calls, indexes, slice bounds and
+    the items of a tuple or list (the sizes of ``view``): the uses an
+    unbacked size (:mod:`.listed_ints`) can have without its value.  No
+    decision on it (a comparison, a truth test), no return, store or
+    formatting: those need the value, and a break there could not split
+    the graph (the int would be a constant after it), where a break at the
+    ``.item()``/``int()`` call can.  A call that turns out to need the
+    value (``range(n)``, :data:`NEEDS_VALUE`: also where ``below``, the
+    stack under the int, holds one) breaks there, late."""
+    valued = frozenset(p for p, v in enumerate(below) if id(v) in _NEEDS_VALUE_IDS)
+    return _cached_flow(code, index, height, valued)
+
+
+def _cached_flow(code, index, height, sizes):
+    """``sizes``: False (graph uses), or the positions of the stack under
+    the int that hold a callable of :data:`NEEDS_VALUE` (size uses)."""
+    key = (id(code), index, height, sizes)
     entry = _flow_cache.get(key)
     if entry is None or entry[0] is not code:
-        entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height))
+        entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height,
+                                                 sizes))
     return entry[1]
 
 
-def _flows(instructions, index, height):
-    start = (index + 1, height, frozenset({height - 1}), frozenset())
+def _flows(instructions, index, height, sizes):
+    # A state: (pc, height, tainted stack positions, tainted locals, stack
+    # positions holding a callable that needs its arguments' values).
+    # With sizes, also: the positions holding a slice or tuple with the int
+    # in it (an index may be one of those, not the int itself: a fake
+    # tensor cannot be indexed by a symbolic int).
+    start = (index + 1, height, frozenset({height - 1}), frozenset(),
+             sizes if sizes is not False else frozenset(), frozenset())
+    sizes = sizes is not False
     todo, seen = [start], {start}
     while todo:
         if len(seen) > _MAX_STATES:
             return False
-        pc, h, tainted, slots = todo.pop()
+        pc, h, tainted, slots, valued, holders = todo.pop()
         ins = instructions[pc]
-        following = _flow_step(instructions, ins, h, set(tainted), set(slots))
+        if sizes and (valued and _call_needs_value(ins, h, tainted, valued)
+                      or ins.opname == "BINARY_SUBSCR" and h - 1 in tainted
+                      and h - 1 not in holders):
+            return False
+        following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes)
         if following is None:
             return False
         for state in following:
+            state += _size_state(ins, h, state[1], tainted, valued, holders) if sizes \
+                else (valued, holders)
             if (state[2] or state[3]) and state not in seen:
                 seen.add(state)
                 todo.append(state)
     return True
+
+
+# Callables that need the value of an int argument: an unbacked size passed
+# to one breaks there, where no split is possible (range(n), str(n)...).
+NEEDS_VALUE = frozenset({"range", "int", "float", "bool", "str", "repr", "format", "print",
+                          "hex", "oct", "bin", "chr", "abs", "round", "divmod", "pow", "hash",
+                          "enumerate", "zip", "list", "tuple", "dict", "set", "max", "min",
+                          "sum", "sorted", "reversed", "isinstance", "len", "id", "type"})
+_LOADS_BY_NAME = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
+_NEEDS_VALUE_IDS = frozenset(id(getattr(builtins, name)) for name in NEEDS_VALUE)
+_COUNTED = info.stack_names()
+
+
+def _call_needs_value(ins, h, tainted, valued):
+    """Is ``ins`` a call of one of :data:`NEEDS_VALUE` (its callable at a
+    position in ``valued``) with a tainted argument?"""
+    if ins.opname not in _SIZE_CONSUMERS or ins.opname in _HOLDS_ITEMS:
+        return False
+    low = h - info.pops(ins.opname, ins.arg)
+    return any(p >= low for p in tainted) and any(p in valued for p in (low, low + 1))
+
+
+def _size_state(ins, h, after, tainted, valued, holders):
+    """``(valued, holders)`` after ``ins`` (stack ``h`` deep before it,
+    ``after`` deep after; ``tainted`` before it)."""
+    name = ins.opname
+    kept_valued = _kept_after(ins, h, after, valued)
+    kept_holders = _kept_after(ins, h, after, holders)
+    if name in _LOADS_BY_NAME and ins.argval in NEEDS_VALUE:
+        kept_valued |= frozenset(range(h, after))
+    if name in _HOLDS_ITEMS:
+        items = [p for p in tainted if p >= h - info.pops(name, ins.arg)]
+        if items and (name == "BUILD_SLICE" or all(p in holders for p in items)):
+            kept_holders |= {after - 1}  # (x[:n], x[:, :n]; not x[0, n])
+    return kept_valued, kept_holders
+
+
+def _kept_after(ins, h, after, positions):
+    """The stack ``positions`` that ``ins`` (stack ``h`` deep before it,
+    ``after`` deep after) leaves alone."""
+    low = min(h - (info.pops(ins.opname, ins.arg) if ins.opname in _COUNTED else h), after)
+    return frozenset(p for p in positions if p < low)
 
 
 _FAST_MOVES = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "STORE_FAST"})
@@ -110,10 +189,10 @@ def _fast_move(name, slot, h, tainted, slots):
     return h + 1
 
 
-def _flow_step(instructions, ins, h, tainted, slots):
+def _flow_step(instructions, ins, h, tainted, slots, sizes):
     """The states after ``ins`` (``(pc, height, tainted stack positions,
     tainted locals)``), or None if ``ins`` may use the int in a way a
-    tracked int cannot follow."""
+    tracked int (an unbacked size if ``sizes``) cannot follow."""
     name, arg = ins.opname, ins.argval
     out = []
     if ins.exc_target is not None:  # (an exception keeps the locals, cuts the stack)
@@ -144,11 +223,29 @@ def _flow_step(instructions, ins, h, tainted, slots):
         ta, tb = a in tainted, b in tainted
         tainted.difference_update((a, b))
         tainted.update(p for p, t in ((a, tb), (b, ta)) if t)
+    elif name == "BINARY_OP" and sizes:
+        used = {h - 2, h - 1} & tainted
+        if used and info.NB_SYMBOL.get(ins.arg) not in SIZE_ARITHMETIC:
+            return None
+        h -= 1
+        tainted.difference_update((h - 1, h))
+        if used:
+            tainted.add(h - 1)  # (n + 1 is a size too)
     elif name == "BINARY_OP":
         if {h - 2, h - 1} & tainted and info.NB_SYMBOL.get(ins.arg) not in ALL_ARITHMETIC:
             return None
         h -= 1
         tainted.difference_update((h - 1, h))  # (the result is not followed)
+    elif sizes and name in _SIZE_CONSUMERS:
+        pops = info.pops(name, ins.arg)
+        used = any(p >= h - pops for p in tainted)
+        tainted.difference_update(range(h - pops, h))
+        h += info.pushes(name, ins.arg) - pops
+        if used and name in _HOLDS_ITEMS:
+            tainted.add(h - 1)  # (a slice, or the sizes of view: followed)
+    elif sizes and (name == "COMPARE_OP" and {h - 2, h - 1} & tainted
+                    or name in info.TRUTH_TESTS and h - 1 in tainted):
+        return None  # (a decision needs the value)
     elif name == "COMPARE_OP":
         if {h - 2, h - 1} & tainted and not (
                 ins.argval in COMPARISON_SYMBOLS and instructions[nxt].opname in info.TRUTH_TESTS):
@@ -189,3 +286,13 @@ def _flow_step(instructions, ins, h, tainted, slots):
 
 
 ALL_ARITHMETIC = ARITHMETIC_SYMBOLS | DIVISION_SYMBOLS
+SIZE_ARITHMETIC = ARITHMETIC_SYMBOLS | frozenset({"//", "%", "//=", "%="})
+# Instructions an unbacked size may be read by (as a call's argument, an
+# index, a slice bound, an item): the instruction itself does not need its
+# value; the ones in _HOLDS_ITEMS give a value that holds it.
+_HOLDS_ITEMS = frozenset({"BUILD_SLICE", "BUILD_TUPLE", "BUILD_LIST"})
+_SIZE_CONSUMERS = _HOLDS_ITEMS | info.for_running({
+    info.ALL: ("CALL", "BINARY_SUBSCR"),
+    info.SINCE_312: ("BINARY_SLICE",),
+    info.SINCE_313: ("CALL_KW",),
+})

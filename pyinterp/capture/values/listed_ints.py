@@ -1,5 +1,10 @@
-"""Python ints of ``t.tolist()`` (a 1-d integer tensor) that the graph
-computes: data-dependent sizes, as Dynamo's ``capture_scalar_outputs``.
+"""Python ints from tensor data that the graph computes, kept as
+data-dependent (unbacked) sizes, as Dynamo's ``capture_scalar_outputs``:
+the ints of ``t.tolist()`` (a 1-d integer tensor: :func:`produce`), the
+int of ``t.item()``/``int(t)`` where it only reaches size uses
+(:func:`produce_one`, :func:`int_of_tensor`, decided by
+:func:`.int_flow.flows_only_to_size_uses`), and a tracked int
+(:mod:`.tracked_ints`) that reaches a size use (:func:`promote`).
 
 ``[h[i, :n].mean(0) for i, n in enumerate(lengths.tolist())]`` turns
 tensor data into Python ints, but the ints only feed tensor ops (slice
@@ -38,12 +43,16 @@ import operator
 
 import torch
 
+from .int_flow import flows_only_to_size_uses
 from .sizes import SizeTracker
+from ...interp import calls
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.symbolic import SymbolicInt
 
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _INTEGERS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
+_PLAIN_INT = calls.interception(int)
+_CALLS = frozenset({"CALL", "CALL_KW"})
 
 
 def produce(cap, func, name, args, kwargs):
@@ -51,33 +60,126 @@ def produce(cap, func, name, args, kwargs):
     :class:`SymbolicInt` objects; None when this call is not one, or the
     sizes cannot be followed (the caller then refuses it as a
     data-dependent value)."""
-    if name != "tolist" or kwargs or len(args) != 1 or cap.speculation.depth \
-            or cap.interp.opaque:
+    if name != "tolist" or kwargs or len(args) != 1:
         return None
     tensor = args[0]
     if type(tensor) not in _TENSORS or tensor.dim() != 1 or tensor.dtype not in _INTEGERS:
         return None
-    rec = cap.recording.recorder
+
+    def nodes(graph, base, values):
+        listed = graph.call_method("tolist", (base,))
+        return [listed] + [graph.call_function(operator.getitem, (listed, i))
+                           for i in range(len(values))]
+
+    return _unbacked(cap, func, tensor, nodes)
+
+
+def produce_one(cap, func, name, args, kwargs):
+    """``t.item()`` of a one-element integer tensor, as one
+    :class:`SymbolicInt` (``max_len = lengths.max().item()`` then ``x[:,
+    :max_len]``): for an int that a tracked int (:mod:`.tracked_ints`)
+    cannot follow because it reaches a slice bound or a size argument.
+    None when this call is not one, or the sizes cannot be followed.
+
+    Only ``item``, whose result goes back to the interpreted caller as it
+    is: ``int(t)`` calls ``Tensor.__int__`` natively, and ``int()`` copies
+    an int subclass to a plain int, which would leave the graph holding a
+    constant; :func:`int_of_tensor` runs ``int(t)`` as ``t.item()``."""
+    if name != "item" or kwargs or len(args) != 1:
+        return None
+    tensor = args[0]
+    if type(tensor) not in _TENSORS or tensor.dtype not in _INTEGERS or tensor.numel() != 1 \
+            or not _used_as_size(cap):
+        return None
+
+    def nodes(graph, base, value):
+        return [graph.call_method("item", (base,))]
+
+    result = _unbacked(cap, func, tensor, nodes)
+    return result if result is None else result[0]
+
+
+def _unbacked(cap, func, tensor, make_nodes):
+    """Run ``func(tensor)`` and give its int, or list of ints, as
+    :class:`SymbolicInt` objects (:func:`_symbolic`); None where the sizes
+    cannot be followed."""
+    if not _may_follow(cap):
+        return None
     try:
-        base = rec.node_for(tensor)
+        base = cap.recording.recorder.node_for(tensor)
     except Unrepresentable:
         return None
+    return _symbolic(cap, base, lambda: func(tensor), make_nodes)
+
+
+def promote(cap, value, node):
+    """A tracked int (:mod:`.tracked_ints`: ``value``, standing for the 0-d
+    int64 ``node``) that reaches a use only a size can have (``x.topk(n +
+    1)``, a slice bound, an argument of an interpreted function): the same
+    int as an unbacked :class:`SymbolicInt`, or None."""
+    if type(value) is not int or not _may_follow(cap):
+        return None
+    made = _symbolic(cap, node, lambda: value,
+                     lambda graph, base, v: [graph.call_method("item", (base,))])
+    return made if made is None else made[0]
+
+
+def _symbolic(cap, base, compute, make_nodes):
+    """``compute()``'s int, or list of ints, as :class:`SymbolicInt`
+    objects of the nodes ``make_nodes(graph, base, value)`` makes (the
+    first is the graph's read of ``base``'s data; the last ``len(ints)``
+    are the ints'); None where the sizes cannot be followed."""
+    rec = cap.recording.recorder
     sizes = cap.recording.sizes
     if sizes is None:
         sizes = cap.recording.sizes = SizeTracker(None, cap.interp)
     if not sizes.allow_unbacked():
         return None
-    values = func(tensor)
-    graph = rec.graph
-    listed = graph.call_method("tolist", (base,))
+    value = compute()
+    values = value if type(value) is list else [value]
+    if any(type(v) is not int for v in values):
+        return None
+    made = make_nodes(rec.graph, base, value)
     if rec.where is not None:
-        rec.where(listed)
-    nodes = [graph.call_function(operator.getitem, (listed, i)) for i in range(len(values))]
-    syms = [sizes.fake_of(node, rec) for node in nodes]
+        rec.where(made[0])
+    int_nodes = made[len(made) - len(values):]
+    syms = [sizes.fake_of(node, rec) for node in int_nodes]
     if not sizes.active or any(type(s) is not torch.SymInt for s in syms):
         if cap.recording.recorder is rec:  # (not a graph that explain closed)
-            rec.erase({listed, *nodes})
+            rec.erase(set(made))
         return None
     rec.op_count += 1
     sizes.note_values(syms)
-    return [SymbolicInt(v, s, node) for v, s, node in zip(values, syms, nodes)]
+    return [SymbolicInt(v, s, node) for v, s, node in zip(values, syms, int_nodes)]
+
+
+def int_of_tensor(vm, args, kwargs):
+    """Capture's handler of ``int(x)``: for a one-element integer tensor
+    whose int no tracked int follows, ``x.item()`` (the same int), so that
+    it can stay an unbacked size (:func:`produce_one`, through the
+    recording mode); else ``int``'s own handler (``Tensor.__int__`` then
+    breaks where nothing follows it)."""
+    cap = vm.capture
+    if len(args) == 1 and not kwargs and type(args[0]) in _TENSORS \
+            and args[0].dtype in _INTEGERS and args[0].numel() == 1 and cap.breaks.active \
+            and cap.recording.ints.request is None and _may_follow(cap) and _used_as_size(cap):
+        return torch.Tensor.item(args[0])
+    return _PLAIN_INT(vm, args, kwargs)
+
+
+def _used_as_size(cap):
+    """Does the int the running CALL of the top frame makes only reach uses
+    an unbacked size can have (:func:`.int_flow.flows_only_to_size_uses`)?"""
+    frame = cap.interp.vm.top
+    if frame is None:
+        return False
+    ins = frame.instructions[frame.lasti]
+    return ins.opname in _CALLS and flows_only_to_size_uses(
+        frame.code, ins.index, len(frame.stack) + 1, frame.stack)
+
+
+def _may_follow(cap):
+    """May an int from tensor data be followed as an unbacked size now?"""
+    sizes = cap.recording.sizes
+    return not cap.speculation.depth and not cap.interp.opaque \
+        and (sizes is None or sizes.active)

@@ -228,14 +228,17 @@ class SizeTracker:
         source = next(s for s, _, n in recorder.inputs if n is node)
         choice = self.policy(source, tensor) if self.policy is not None else None
         name = "a%d" % len(self.inputs)
-        if choice is None or not choice.dynamic:
-            fake = self.fake_mode.from_tensor(tensor, static_shapes=True,
-                                              source=LocalSource(name))
-        else:
-            context = StatelessSymbolicContext(dynamic_sizes=choice.dim_dynamic(),
-                                               constraint_sizes=choice.constraints())
-            fake = self.fake_mode.from_tensor(tensor, symbolic_context=context,
-                                              source=LocalSource(name))
+        # (outside the recording mode: an int of tensor data can become an
+        # unbacked size while an instruction runs, listed_ints.promote)
+        with torch._C.DisableTorchFunction():
+            if choice is None or not choice.dynamic:
+                fake = self.fake_mode.from_tensor(tensor, static_shapes=True,
+                                                  source=LocalSource(name))
+            else:
+                context = StatelessSymbolicContext(dynamic_sizes=choice.dim_dynamic(),
+                                                   constraint_sizes=choice.constraints())
+                fake = self.fake_mode.from_tensor(tensor, symbolic_context=context,
+                                                  source=LocalSource(name))
         self.inputs.append((source, node, fake, choice))
         return fake
 
@@ -529,7 +532,7 @@ def step(vm, frame, ins):
         return False
     except DataDependentValue as e:
         vm.capture.break_graph("data-dependent-value", "%s on a Python int from tensor data "
-                               "(.tolist()): %s" % (ins.opname, e))
+                               "(.item(), int() or .tolist()): %s" % (ins.opname, e))
         return False
 
 
@@ -598,6 +601,14 @@ def _step(vm, frame, ins):
     return False
 
 
+def _tracked_operand(cap, frame):
+    """Is an operand of the binary instruction about to run in ``frame`` a
+    tracked int (:mod:`.tracked_ints`: a plain int standing for a node)?"""
+    shadow = cap.recording.ints.shadow(frame)
+    depth = len(frame.stack)
+    return shadow is not None and (depth - 1 in shadow.stack or depth - 2 in shadow.stack)
+
+
 def _binary_op(cap, sizes, frame, ins):
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
@@ -607,7 +618,7 @@ def _binary_op(cap, sizes, frame, ins):
     symbol = info.NB_SYMBOL.get(ins.arg)
     op = ARITHMETIC.get(symbol)
     ints = all(type(v) in (int, SymbolicInt) for v in (lhs, rhs))
-    if op is None or not ints or cap.recording.ints.shadows or (
+    if op is None or not ints or _tracked_operand(cap, frame) or (
             op in (operator.floordiv, operator.mod) and not sizes.decide(_sym(rhs) > 0, rhs)):
         # (a tracked int from tensor data, a float, a tensor, a container:
         # the other side is not a size; // and % by a non-positive size

@@ -33,9 +33,14 @@ every move.  What a tracked int may do without a break:
   (``if (y > 0).any().item():``): the jump sees a 0-d bool tensor, and the
   branch is data-dependent (:mod:`.speculate` merges it, or it breaks).
 
-Anything else that reads a tracked int breaks the graph *before* it runs:
-calls (other than the tensor ops above), returns, containers, formatting,
-stores, yields, other frames.  A split at a break while a tracked int is
+An int (not a bool) that an instruction is about to read in any other
+way becomes an unbacked size first (:func:`_promoted`,
+:func:`.listed_ints.promote`): a slice bound, a call's argument (a torch
+op's size, another frame), an item of a tuple; from there
+:mod:`.sizes` follows it, and a decision on it breaks at that use.  Where
+that cannot be, anything else that reads a tracked int breaks the graph
+*before* it runs: calls (other than the tensor ops above), returns,
+containers, formatting, stores, yields, other frames.  A split at a break while a tracked int is
 live is refused (the resume function would get it as a constant); the
 call then finishes natively.  ``locals()``-like introspection breaks while
 any tracked int is live.
@@ -49,7 +54,7 @@ import random
 
 import torch
 
-from . import scalars, sizes
+from . import listed_ints, scalars, sizes
 from .. import rules
 from .int_flow import DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
 from ...errors import PyinterpInternal
@@ -242,6 +247,9 @@ def _generic(vm, frame, ins, run, shadow):
         consumed = bool(shadow.stack)
     else:
         consumed = any(p >= depth - pops for p in shadow.stack)
+    if consumed and not ("FAST" in name and shadow.fast) \
+            and _promoted(cap, frame, shadow, depth - pops if pops is not None else 0):
+        consumed = False
     if consumed:
         _break(cap, "%s on a Python int the graph computes" % name)
         return run(vm, frame, ins)
@@ -597,9 +605,36 @@ def _call(vm, frame, ins, run, shadow):
             and tracked[0] >= base + 2 and _is_torch_op(fn) \
             and sum(type(a) in _TRACKABLE_TENSORS for a in args) == 1:
         return _with_operand(vm, frame, ins, run, shadow, shadow.stack[tracked[0]], argc + 2)
+    if _promoted(vm.capture, frame, shadow, base):
+        return _run(vm, frame, ins, run, shadow)
     _break(vm.capture, "%s() received a Python int the graph computes"
            % getattr(fn, "__qualname__", type(fn).__name__))
     return run(vm, frame, ins)
+
+
+def _promoted(cap, frame, shadow, lowest):
+    """Make the tracked ints at stack positions ``lowest`` and up, which an
+    instruction is about to read in a way not modeled here, unbacked sizes
+    (:func:`.listed_ints.promote`: slice bounds, sizes, arguments of other
+    frames); True if all could be (none changes otherwise)."""
+    positions = [p for p in shadow.stack if p >= lowest]
+    if any(type(shadow.stack[p].value) is not int for p in positions):
+        return False  # (a bool: no int subclass can stand for it)
+    rec = cap.recording.recorder
+    made = {}
+    for p in positions:
+        try:
+            node = shadow.stack[p].int64_node(rec)
+        except Unrepresentable:
+            return False
+        value = listed_ints.promote(cap, shadow.stack[p].value, node)
+        if value is None:
+            return False
+        made[p] = value
+    for p, value in made.items():
+        frame.stack[p] = value
+        del shadow.stack[p]
+    return True
 
 
 def _is_torch_op(fn):
