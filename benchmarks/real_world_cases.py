@@ -142,6 +142,14 @@ def rows_and_lengths(gen, seed):
     return torch.randn(4, 5, DIM, generator=gen), lengths
 
 
+def padded_batch(gen, seed):
+    """Padded sequences (batch 4, padded length 6) whose longest length is
+    3, 3, 4, 5, 3... on seeds 0, 1, 2, 3, 4...: a trim to it must not be a
+    constant."""
+    lengths = torch.tensor([2 + seed % 4, 1, 3, 2])
+    return torch.randn(4, 6, DIM, generator=gen), lengths
+
+
 def rows_and_labels(gen, seed):
     return torch.randn(6, DIM, generator=gen), torch.randint(0, 4, (6,), generator=gen)
 
@@ -800,6 +808,46 @@ class ArgwhereCentroid(nn.Module):
         h = self.conv(x)
         coords = torch.argwhere(h[0, 0] > 0).float()
         return coords.mean(0) + h.mean()
+
+
+@case("dynamic_shapes", "trim_padding", "int(lengths.max()) trims a padded batch, masked mean",
+      padded_batch)
+class TrimPadding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x, lengths):
+        max_len = int(lengths.max())
+        x = x[:, :max_len]
+        mask = torch.arange(max_len)[None, :] < lengths[:, None]
+        h = self.fc(x) * mask[..., None]
+        return h.sum(1) / lengths[:, None]
+
+
+@case("dynamic_shapes", "item_slice", "tokens[:, :lengths.max().item()] embedded", padded_batch)
+class ItemSlice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(DIM, 4)
+
+    def forward(self, x, lengths):
+        n = lengths.max().item()
+        return self.proj(x[:, :n]).mean(1)
+
+
+@case("dynamic_shapes", "topk_count", "keep the top int((scores > 0).sum()) boxes, at least one",
+      rows)
+class TopkCount(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.score = nn.Linear(DIM, 1)
+
+    def forward(self, x):
+        scores = self.score(x).squeeze(-1)
+        k = int((scores > 0).sum().clamp(min=1))
+        top = scores.topk(k)
+        return (x[top.indices] * top.values[:, None]).sum(0)
 
 
 # ---------------------------------------------------------------------------
