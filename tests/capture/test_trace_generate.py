@@ -3,7 +3,11 @@ Llama configs (random weights, no downloads): the tokens equal eager's,
 every decoding step is captured as one graph (no break), and on a second
 ``generate`` every step runs through a compiled graph (a counting backend
 counts the graph's calls).  Static cache: two entries, the prefill and the
-decode step, whatever the number of new tokens."""
+decode step, whatever the number of new tokens.  Bad input: a prompt
+longer than the static cache (eager's error), a cache of a type we do not
+model (a break that names it, eager's tokens and cache state)."""
+import collections
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
@@ -97,3 +101,37 @@ def test_prompt_longer_than_the_static_cache_raises_eagers_error(family):
     traced = pyinterp.trace(eager_forward, backend=CountingCalls())
     for _ in range(2):  # the capture, then the same call again
         assert _generate_error(model, traced, ids) == expected
+
+
+class DequeCache(transformers.DynamicCache):
+    """A cache whose update also writes state we do not model: a native
+    ``collections.deque`` of the lengths it was given."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = collections.deque()
+
+    def update(self, key_states, value_states, layer_idx, cache_kwargs=None):
+        self.seen.append(key_states.shape[-2])
+        return super().update(key_states, value_states, layer_idx, cache_kwargs)
+
+
+def test_cache_of_a_type_we_do_not_model_breaks_and_names_it():
+    # Never silently mishandled: same tokens and same cache state as eager,
+    # and every step's entry says why it runs natively, naming the type.
+    model = _model("llama")
+    ids = torch.randint(3, 128, (1, 6), generator=torch.Generator().manual_seed(0))
+    kwargs = dict(max_new_tokens=3, do_sample=False, pad_token_id=0)
+    eager_forward = model.forward
+    eager_cache = DequeCache()
+    expected = model.generate(ids, past_key_values=eager_cache, **kwargs)
+    model.forward = pyinterp.trace(eager_forward, backend=CountingCalls())
+    cache = DequeCache()
+    actual = model.generate(ids, past_key_values=cache, **kwargs)
+    assert torch.equal(actual, expected)
+    assert list(cache.seen) == list(eager_cache.seen)
+    entries = model.forward.cache_entries()
+    assert entries
+    for entry in entries:
+        assert any("deque.append()" in reason and "opaque-native-call" in reason
+                   for reason in entry.break_reasons), entry.break_reasons
