@@ -364,6 +364,10 @@ class Capture:
                 result = equal_branch.produce(self, func, args, kwargs)  # if torch.equal(a, b):
             if result is not None:
                 return result
+        if name == "__getitem__" and len(args) == 2 and not kwargs and not self.interp.opaque:
+            bounds = listed_ints.tensor_slice_bounds(self, args[1])  # x[:, :lengths.max()]
+            if bounds is not None:
+                args = graph_args = (args[0], bounds)
         if name == "type" and func is _TENSOR_TYPE and graph_args is args:
             spelled = legacy_tensors.type_argument(args, kwargs)  # x.type(torch.FloatTensor)
             if spelled is not None:

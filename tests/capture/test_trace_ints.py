@@ -8,6 +8,7 @@ other branch) hit that graph and give eager's result.  Every other use
 breaks before it runs and stays correct.
 """
 import random
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -376,9 +377,14 @@ def int_sizes_new_tensors(x, y):
     return torch.cat([x.new_ones(n), torch.arange(n) * 1.0]).sum() + x.sum()
 
 
+def tensor_as_slice_bound(x, y):
+    # (Python calls the 0-d tensor's __index__: its int, kept as a size)
+    return x[:(y > 0).sum()] * 2, x[None, 1:][:, :(y > 0).sum() + 1]
+
+
 TO_SIZES = [int_to_python_function, int_slices, arithmetic_result_slices,
             int_passed_to_a_call, int_of_max_trims_padding, topk_of_a_count,
-            int_crosses_two_frames, int_sizes_new_tensors]
+            int_crosses_two_frames, int_sizes_new_tensors, tensor_as_slice_bound]
 
 
 @pytest.mark.parametrize("fn", TO_SIZES, ids=lambda f: f.__name__)
@@ -394,11 +400,14 @@ def test_unbacked_int_graphs_match_eager_on_any_data(calls, fn):
     _matches_eager_on(calls, fn)
 
 
-@pytest.mark.parametrize("fn", [int_of_max_trims_padding, int_crosses_two_frames])
+@pytest.mark.parametrize("fn", [int_of_max_trims_padding, int_crosses_two_frames,
+                                tensor_as_slice_bound])
 def test_unbacked_int_under_inductor_matches_eager(fn):
     traced = pyinterp.trace(fn)  # the default backend
-    for seed in SEEDS:
-        torch.testing.assert_close(traced(*_args(seed)), fn(*_args(seed)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # (Inductor compiles the graph)
+        for seed in SEEDS:
+            torch.testing.assert_close(traced(*_args(seed)), fn(*_args(seed)))
 
 
 def test_int_of_max_gradients_match_eager():

@@ -92,10 +92,7 @@ def produce_one(cap, func, name, args, kwargs):
             or not _used_as_size(cap):
         return None
 
-    def nodes(graph, base, value):
-        return [graph.call_method("item", (base,))]
-
-    result = _unbacked(cap, func, tensor, nodes)
+    result = _unbacked(cap, func, tensor, _item_node)
     return result if result is None else result[0]
 
 
@@ -119,8 +116,7 @@ def promote(cap, value, node):
     int as an unbacked :class:`SymbolicInt`, or None."""
     if type(value) is not int or not _may_follow(cap):
         return None
-    made = _symbolic(cap, node, lambda: value,
-                     lambda graph, base, v: [graph.call_method("item", (base,))])
+    made = _symbolic(cap, node, lambda: value, _item_node)
     return made if made is None else made[0]
 
 
@@ -151,6 +147,47 @@ def _symbolic(cap, base, compute, make_nodes):
     rec.op_count += 1
     sizes.note_values(syms)
     return [SymbolicInt(v, s, node) for v, s, node in zip(values, syms, int_nodes)]
+
+
+def tensor_slice_bounds(cap, index):
+    """``x[:, :lengths.max()]``: an index whose slices have one-element
+    integer tensors as bounds (Python calls their ``__index__``), with
+    each such bound replaced by its int as an unbacked size (an ``item``
+    node), so that the graph's slice has a size a fake tensor can follow;
+    None when the index has none, or they cannot be followed."""
+    items = index if type(index) is tuple else (index,)
+    if not any(type(i) is slice and _has_tensor_bound(i) for i in items) \
+            or not _may_follow(cap):
+        return None
+    rec = cap.recording.recorder
+    out = []
+    for item in items:
+        if type(item) is slice and _has_tensor_bound(item):
+            bounds = []
+            for bound in (item.start, item.stop, item.step):
+                if type(bound) in _TENSORS:
+                    try:
+                        base = rec.node_for(bound)
+                    except Unrepresentable:
+                        return None
+                    made = _symbolic(cap, base, bound.item, _item_node)
+                    if made is None:
+                        return None
+                    bound = made[0]
+                bounds.append(bound)
+            item = slice(*bounds)
+        out.append(item)
+    return tuple(out) if type(index) is tuple else out[0]
+
+
+def _has_tensor_bound(item):
+    return any(type(b) in _TENSORS and b.dtype in _INTEGERS and b.numel() == 1
+               for b in (item.start, item.stop, item.step))
+
+
+def _item_node(graph, base, value):
+    """The nodes of one int of tensor data: ``base.item()``."""
+    return [graph.call_method("item", (base,))]
 
 
 def int_of_tensor(vm, args, kwargs):
