@@ -850,6 +850,20 @@ class TopkCount(nn.Module):
         return (x[top.indices] * top.values[:, None]).sum(0)
 
 
+@case("dynamic_shapes", "split_pad", "packed tokens split by lengths.tolist(), pad_sequence",
+      padded_batch)
+class SplitAndPad(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x, lengths):
+        tokens = self.fc(x.flatten(0, 1))[: int(lengths.sum())]  # (a packed stream)
+        pieces = torch.split(tokens, lengths.tolist())
+        padded = nn.utils.rnn.pad_sequence(pieces, batch_first=True)
+        return padded.sum(1) / lengths[:, None]
+
+
 # ---------------------------------------------------------------------------
 # 4. Smaller idioms
 # ---------------------------------------------------------------------------

@@ -382,7 +382,14 @@ def tensor_as_slice_bound(x, y):
     return x[:(y > 0).sum()] * 2, x[None, 1:][:, :(y > 0).sum() + 1]
 
 
-TO_SIZES = [int_to_python_function, int_slices, arithmetic_result_slices,
+def count_sets_a_slice(x, y):
+    n = int((y > 0).sum())
+    out = torch.zeros_like(x)
+    out[:n] = x[:n] * 2
+    return out
+
+
+TO_SIZES = [count_sets_a_slice, int_to_python_function, int_slices, arithmetic_result_slices,
             int_passed_to_a_call, int_of_max_trims_padding, topk_of_a_count,
             int_crosses_two_frames, int_sizes_new_tensors, tensor_as_slice_bound]
 

@@ -71,8 +71,9 @@ def flows_only_to_graph_uses(code, index, height):
 def flows_only_to_size_uses(code, index, height, below=()):
     """True if the int that the CALL at ``index`` pushes (the stack then
     ``height`` deep) can only reach, through moves and ``+ - * // %`` (whose
-    results are followed too), arguments of calls, indexes, slice bounds and
-    the items of a tuple or list (the sizes of ``view``): the uses an
+    results are followed too), arguments of calls, slice bounds (also of a
+    store, ``out[:n] = v``) and the items of a tuple or list (the sizes of
+    ``view``): the uses an
     unbacked size (:mod:`.listed_ints`) can have without its value.  No
     decision on it (a comparison, a truth test), no return, store or
     formatting: those need the value, and a break there could not split
@@ -111,8 +112,7 @@ def _flows(instructions, index, height, sizes):
         pc, h, tainted, slots, valued, holders = todo.pop()
         ins = instructions[pc]
         if sizes and (valued and _call_needs_value(ins, h, tainted, valued)
-                      or ins.opname == "BINARY_SUBSCR" and h - 1 in tainted
-                      and h - 1 not in holders):
+                      or not _indexes_by_holder(ins, h, tainted, holders)):
             return False
         following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes)
         if following is None:
@@ -144,6 +144,17 @@ def _call_needs_value(ins, h, tainted, valued):
         return False
     low = h - info.pops(ins.opname, ins.arg)
     return any(p >= low for p in tainted) and any(p in valued for p in (low, low + 1))
+
+
+def _indexes_by_holder(ins, h, tainted, holders):
+    """False for a subscript whose index is the int itself (``y[n]``, not
+    ``y[:n]``), or that stores the int or into it."""
+    name = ins.opname
+    if name == "BINARY_SUBSCR":
+        return h - 1 not in tainted or h - 1 in holders
+    if name == "STORE_SUBSCR":  # (value, container, index)
+        return not {h - 3, h - 2} & tainted and (h - 1 not in tainted or h - 1 in holders)
+    return True
 
 
 def _size_state(ins, h, after, tainted, valued, holders):
@@ -292,7 +303,7 @@ SIZE_ARITHMETIC = ARITHMETIC_SYMBOLS | frozenset({"//", "%", "//=", "%="})
 # value; the ones in _HOLDS_ITEMS give a value that holds it.
 _HOLDS_ITEMS = frozenset({"BUILD_SLICE", "BUILD_TUPLE", "BUILD_LIST"})
 _SIZE_CONSUMERS = _HOLDS_ITEMS | info.for_running({
-    info.ALL: ("CALL", "BINARY_SUBSCR"),
+    info.ALL: ("CALL", "BINARY_SUBSCR", "STORE_SUBSCR"),
     info.SINCE_312: ("BINARY_SLICE",),
     info.SINCE_313: ("CALL_KW",),
 })
