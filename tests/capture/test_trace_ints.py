@@ -492,7 +492,7 @@ def _int_programs(draw):
     for _ in range(draw(st.integers(1, 7))):
         a, b = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
         new = "i%d" % len(lines)
-        kind = draw(st.integers(0, 11))
+        kind = draw(st.integers(0, 14))
         if kind == 0:
             lines.append("%s = %s" % (new, a))
         elif kind == 1:
@@ -527,6 +527,16 @@ def _int_programs(draw):
         elif kind == 10:
             lines.append("for _ in range(2):\n    x = x + %s" % a)
             continue
+        elif kind == 12:  # (sizes: an unbacked size from here on)
+            lines.append("x = x + x.new_ones(5)[:%s].sum()" % a)
+            continue
+        elif kind == 13:
+            lines.append("x = _take(x, %s)" % a)  # (another frame)
+            continue
+        elif kind == 14:
+            lines.append("x = x + torch.zeros(%s %% 4 + 1).sum() + x[None, :][:, :%s].sum()"
+                         % (a, b))
+            continue
         else:
             lines.append("%s = %s / 4" % (new, a))  # (a float tracked by scalars.py)
             lines.append("x = x * %s" % new)
@@ -534,10 +544,11 @@ def _int_programs(draw):
         ints.append(new)
     ret = draw(st.sampled_from(["x", "x, %s" % draw(st.sampled_from(ints)), "x[:2] * n"]))
     lines.append("return " + ret)
-    return "def f(x, y):\n" + "\n".join("    " + ln.replace("\n", "\n    ")
+    return _TAKE + "def f(x, y):\n" + "\n".join("    " + ln.replace("\n", "\n    ")
                                          for ln in lines) + "\n"
 
 
+_TAKE = "def _take(x, n):\n    return x + x[:n].sum() * 2\n\n\n"
 _VALUES = st.lists(st.sampled_from([-1.5, -0.5, 0.0, 0.5, 2.0]), min_size=4, max_size=4)
 
 

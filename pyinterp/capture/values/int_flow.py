@@ -154,6 +154,8 @@ def _indexes_by_holder(ins, h, tainted, holders):
         return h - 1 not in tainted or h - 1 in holders
     if name == "STORE_SUBSCR":  # (value, container, index)
         return not {h - 3, h - 2} & tainted and (h - 1 not in tainted or h - 1 in holders)
+    if name == "STORE_SLICE":  # (3.12+: value, container, start, stop)
+        return not {h - 4, h - 3} & tainted
     return True
 
 
@@ -304,6 +306,6 @@ SIZE_ARITHMETIC = ARITHMETIC_SYMBOLS | frozenset({"//", "%", "//=", "%="})
 _HOLDS_ITEMS = frozenset({"BUILD_SLICE", "BUILD_TUPLE", "BUILD_LIST"})
 _SIZE_CONSUMERS = _HOLDS_ITEMS | info.for_running({
     info.ALL: ("CALL", "BINARY_SUBSCR", "STORE_SUBSCR"),
-    info.SINCE_312: ("BINARY_SLICE",),
+    info.SINCE_312: ("BINARY_SLICE", "STORE_SLICE"),
     info.SINCE_313: ("CALL_KW",),
 })
