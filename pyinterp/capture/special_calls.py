@@ -11,7 +11,9 @@ handlers, which win over the plain lookasides while capture is on).
   runs;
 * ``torch.compiler.is_compiling()`` is True while capturing;
 * ``random.randint``/``randrange``/``getrandbits`` whose int a CALL asked
-  for are drawn now and again by the mock (:mod:`.values.random_ints`).
+  for are drawn now and again by the mock (:mod:`.values.random_ints`);
+* ``int(t)`` of a one-element integer tensor whose int only reaches sizes
+  is ``t.item()``, an unbacked size (:func:`.values.listed_ints.int_of_tensor`).
 
 (``hasattr``/``getattr``/``len`` need no entry: their lookasides go through
 the interpreter's own attribute and length rules, so their reads are
