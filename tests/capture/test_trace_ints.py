@@ -437,6 +437,20 @@ def test_random_int_as_a_size_is_one_graph():
     assert_hits_ran_graph(counter, len(SEEDS) - 1)
 
 
+def items_summed_natively(x, y):
+    # .item() and int() called by native code (map, sum): no unbacked size
+    # (sum would add them as plain ints, a constant in the graph)
+    counts = [(y > 0).sum(), (y < 0).sum()]
+    n = sum(map(torch.Tensor.item, counts)) - sum(map(int, counts[1:]))
+    return x[:n] * 2
+
+
+def test_ints_that_native_code_makes_stay_right():
+    traced = pyinterp.trace(items_summed_natively, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), items_summed_natively(*_args(seed)))
+
+
 def test_int_whose_value_is_needed_breaks_where_it_is_made():
     # A size use and a Python decision: the int() call breaks (where the
     # graph can be split), not the comparison after the slice.

@@ -43,7 +43,6 @@ import operator
 
 import torch
 
-from .int_flow import flows_only_to_size_uses
 from .sizes import SizeTracker
 from ...interp import calls
 from ...refgraph.fxgraph import Unrepresentable
@@ -52,7 +51,6 @@ from ...refgraph.symbolic import SymbolicInt
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _INTEGERS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 _PLAIN_INT = calls.interception(int)
-_CALLS = frozenset({"CALL", "CALL_KW"})
 
 
 def produce(cap, func, name, args, kwargs):
@@ -81,17 +79,21 @@ def produce_one(cap, func, name, args, kwargs):
     cannot follow because it reaches a slice bound or a size argument.
     None when this call is not one, or the sizes cannot be followed.
 
-    Only ``item``, whose result goes back to the interpreted caller as it
-    is: ``int(t)`` calls ``Tensor.__int__`` natively, and ``int()`` copies
-    an int subclass to a plain int, which would leave the graph holding a
-    constant; :func:`int_of_tensor` runs ``int(t)`` as ``t.item()``."""
+    Only the ``.item()`` that an interpreted CALL asked for
+    (``recording.ints.size_request``, set by :mod:`.tracked_ints`' look at
+    the CALL after :func:`.int_flow.flows_only_to_size_uses`), whose result
+    goes back to that frame as it is: not one that native code makes (it
+    could add or copy the int as a plain one, which would leave the graph
+    holding a constant).  ``int(t)`` calls ``Tensor.__int__`` natively,
+    and ``int()`` copies an int subclass to a plain int, so
+    :func:`int_of_tensor` runs ``int(t)`` as ``t.item()``."""
     if name != "item" or kwargs or len(args) != 1:
         return None
     tensor = args[0]
-    if type(tensor) not in _TENSORS or tensor.dtype not in _INTEGERS or tensor.numel() != 1 \
-            or not _used_as_size(cap):
+    table = cap.recording.ints
+    if table.size_request is None or tensor is not table.size_request:
         return None
-
+    table.size_request = None
     result = _unbacked(cap, func, tensor, _item_node)
     return result if result is None else result[0]
 
@@ -197,22 +199,16 @@ def int_of_tensor(vm, args, kwargs):
     recording mode); else ``int``'s own handler (``Tensor.__int__`` then
     breaks where nothing follows it)."""
     cap = vm.capture
-    if len(args) == 1 and not kwargs and type(args[0]) in _TENSORS \
-            and args[0].dtype in _INTEGERS and args[0].numel() == 1 and cap.breaks.active \
-            and cap.recording.ints.request is None and _may_follow(cap) and _used_as_size(cap):
+    if len(args) == 1 and not kwargs and cap.breaks.active \
+            and args[0] is cap.recording.ints.size_request and _may_follow(cap):
         return torch.Tensor.item(args[0])
     return _PLAIN_INT(vm, args, kwargs)
 
 
-def _used_as_size(cap):
-    """Does the int the running CALL of the top frame makes only reach uses
-    an unbacked size can have (:func:`.int_flow.flows_only_to_size_uses`)?"""
-    frame = cap.interp.vm.top
-    if frame is None:
-        return False
-    ins = frame.instructions[frame.lasti]
-    return ins.opname in _CALLS and flows_only_to_size_uses(
-        frame.code, ins.index, len(frame.stack) + 1, frame.stack)
+def makes_a_size(tensor):
+    """May the int of ``tensor`` (its ``.item()`` or ``int()``) become an
+    unbacked size: a one-element integer tensor?"""
+    return type(tensor) in _TENSORS and tensor.dtype in _INTEGERS and tensor.numel() == 1
 
 
 def _may_follow(cap):

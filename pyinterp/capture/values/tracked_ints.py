@@ -56,7 +56,8 @@ import torch
 
 from . import listed_ints, scalars, sizes
 from .. import rules
-from .int_flow import DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses
+from .int_flow import (DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses,
+                       flows_only_to_size_uses)
 from ...errors import PyinterpInternal
 from ...opcodes import info
 from ...opcodes.callshape import peek_call
@@ -144,6 +145,7 @@ class IntTable:
         self.shadows = {}  # id(frame) -> Shadow
         self.request = None  # the tensor whose .item()/int() a CALL is producing
         # (or the random function: RANDOM_INTS)
+        self.size_request = None  # the tensor whose int a CALL makes an unbacked size
         self.produced = None  # (value, TrackedInt) the request gave
         self.operand = None  # the entry a tensor op about to run takes as a node
 
@@ -156,7 +158,7 @@ class IntTable:
 
     def clear(self):
         self.shadows.clear()
-        self.request = self.produced = self.operand = None
+        self.request = self.produced = self.operand = self.size_request = None
 
     def snapshot(self):
         return {k: s.copy() for k, s in self.shadows.items() if s}
@@ -205,6 +207,9 @@ def step(vm, frame, ins, run):
         producer = _producer(frame, ins)
         if producer is not None:
             return _produce(vm, frame, ins, run, producer, shadow)
+        tensor = _size_producer(frame, ins)
+        if tensor is not None and not (shadow and _generic_consumed(frame, ins, shadow)):
+            return _produce_size(vm, frame, ins, run, tensor, shadow)
     if not shadow:
         result = run(vm, frame, ins)
         if name in info.RETURNS:
@@ -393,18 +398,51 @@ def _producer(frame, ins):
                     or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
                 return None
             return tensor
-    elif len(args) == 1 and fn is Tensor.item:
-        tensor = args[0]
-    elif not args and getattr(fn, "__name__", None) == "item" \
-            and isinstance(getattr(fn, "__self__", None), Tensor):
-        tensor = fn.__self__
     else:
-        return None
-    if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_floating_point \
-            or tensor.dtype.is_complex or tensor.numel() != 1 \
+        tensor = _item_of(fn, args)
+    if tensor is None or type(tensor) not in _TRACKABLE_TENSORS \
+            or tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.numel() != 1 \
             or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
         return None
     return tensor
+
+
+def _item_of(fn, args):
+    """The tensor ``t`` of a call ``fn(*args)`` that is ``t.item()``
+    (either form); else None."""
+    if len(args) == 1 and fn is Tensor.item:
+        return args[0]
+    if not args and getattr(fn, "__name__", None) == "item" \
+            and isinstance(getattr(fn, "__self__", None), Tensor):
+        return fn.__self__
+    return None
+
+
+def _size_producer(frame, ins):
+    """The tensor whose ``.item()`` or ``int()`` this CALL makes, if its
+    int is one that only reaches sizes (an integer tensor of one element:
+    :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
+    (:func:`.listed_ints.produce_one`), which only a call asked for this
+    way makes (not ``.item()`` that native code calls)."""
+    stack = frame.stack
+    base = len(stack) - ins.arg - 2
+    if base < 0 or getattr(frame, "kw_names", None):
+        return None
+    fn, args = peek_call(stack, ins.arg)
+    tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
+    if tensor is None or not listed_ints.makes_a_size(tensor) \
+            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, stack[:base]):
+        return None
+    return tensor
+
+
+def _produce_size(vm, frame, ins, run, tensor, shadow):
+    table = vm.capture.recording.ints
+    table.size_request = tensor
+    try:
+        return run(vm, frame, ins) if shadow is None else _run(vm, frame, ins, run, shadow)
+    finally:
+        table.size_request = None
 
 
 def _produce(vm, frame, ins, run, tensor, shadow):
