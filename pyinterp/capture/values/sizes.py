@@ -54,6 +54,7 @@ import types
 
 import torch
 
+from . import quiet_replay
 from .. import legacy_tensors, rules
 from ...interp.model.dunders import needs_interpreter
 from ...interp.model.lookup import lookup
@@ -215,7 +216,7 @@ class SizeTracker:
 
         args = torch.fx.node.map_arg(node.args, fake)
         kwargs = torch.fx.node.map_arg(node.kwargs, fake)
-        with torch._C.DisableTorchFunction(), self.fake_mode:
+        with torch._C.DisableTorchFunction(), self.fake_mode, quiet_replay.replaying():
             if node.op == "call_method":
                 return getattr(args[0], node.target)(*args[1:], **kwargs)
             return node.target(*args, **kwargs)
