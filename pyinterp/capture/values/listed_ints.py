@@ -37,7 +37,9 @@ exact (:func:`.sizes.after_call`).
 
 Records (:class:`~..state.Capture`): owns none; makes ``recording.sizes``
 when the capture had no symbolic sizes yet, as an op with a
-data-dependent output size does; reads ``speculation`` and ``interp``.
+data-dependent output size does; reads ``speculation`` and ``interp``;
+reads and clears ``recording.ints.size_request`` (set by
+:mod:`.tracked_ints`).
 """
 import operator
 
@@ -50,7 +52,6 @@ from ...refgraph.symbolic import SymbolicInt
 
 _TENSORS = (torch.Tensor, torch.nn.Parameter)
 _INTEGERS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
-_PLAIN_INT = calls.interception(int)
 
 
 def produce(cap, func, name, args, kwargs):
@@ -202,7 +203,10 @@ def int_of_tensor(vm, args, kwargs):
     if len(args) == 1 and not kwargs and cap.breaks.active \
             and args[0] is cap.recording.ints.size_request and _may_follow(cap):
         return torch.Tensor.item(args[0])
-    return _PLAIN_INT(vm, args, kwargs)
+    plain = calls.interception(int)  # (the interpreter's own handler of int())
+    if plain is not None:
+        return plain(vm, args, kwargs)
+    return int(*args, **kwargs)
 
 
 def makes_a_size(tensor):
