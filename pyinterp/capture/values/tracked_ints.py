@@ -372,11 +372,10 @@ def _producer(frame, ins):
     may only feed what a tracked int can do (:func:`flows_only_to_graph_uses`);
     or the random function (:data:`RANDOM_INTS`) whose int it makes, of
     plain int arguments."""
-    stack = frame.stack
-    base = len(stack) - ins.arg - 2
-    if base < 0 or getattr(frame, "kw_names", None):
+    peeked = _peek_call(frame, ins)
+    if peeked is None:
         return None
-    fn, args = peek_call(stack, ins.arg)
+    fn, args, base = peeked
     if any(fn is f for f in RANDOM_INTS):  # random.randint(0, 9): recomputed by the mock
         if all(type(a) is int for a in args) \
                 and flows_only_to_graph_uses(frame.code, ins.index, base + 1):
@@ -407,6 +406,16 @@ def _producer(frame, ins):
     return tensor
 
 
+def _peek_call(frame, ins):
+    """``(callable, positional arguments, stack height under the call)`` of
+    the CALL ``ins`` about to run, or None for a call with keywords."""
+    base = len(frame.stack) - ins.arg - 2
+    if base < 0 or getattr(frame, "kw_names", None):
+        return None
+    fn, args = peek_call(frame.stack, ins.arg)
+    return fn, args, base
+
+
 def _item_of(fn, args):
     """The tensor ``t`` of a call ``fn(*args)`` that is ``t.item()``
     (either form); else None."""
@@ -424,14 +433,13 @@ def _size_producer(frame, ins):
     :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
     (:func:`.listed_ints.produce_one`), which only a call asked for this
     way makes (not ``.item()`` that native code calls)."""
-    stack = frame.stack
-    base = len(stack) - ins.arg - 2
-    if base < 0 or getattr(frame, "kw_names", None):
+    peeked = _peek_call(frame, ins)
+    if peeked is None:
         return None
-    fn, args = peek_call(stack, ins.arg)
+    fn, args, base = peeked
     tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
     if tensor is None or not listed_ints.makes_a_size(tensor) \
-            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, stack[:base]):
+            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base]):
         return None
     return tensor
 
@@ -654,7 +662,8 @@ def _promoted(cap, frame, shadow, lowest):
     """Make the tracked ints at stack positions ``lowest`` and up, which an
     instruction is about to read in a way not modeled here, unbacked sizes
     (:func:`.listed_ints.promote`: slice bounds, sizes, arguments of other
-    frames); True if all could be (none changes otherwise)."""
+    frames); True if all could be (otherwise none changes, and the item
+    nodes made for the others are erased)."""
     positions = [p for p in shadow.stack if p >= lowest]
     if any(type(shadow.stack[p].value) is not int for p in positions):
         return False  # (a bool: no int subclass can stand for it)
@@ -664,9 +673,12 @@ def _promoted(cap, frame, shadow, lowest):
         try:
             node = shadow.stack[p].int64_node(rec)
         except Unrepresentable:
-            return False
-        value = listed_ints.promote(cap, shadow.stack[p].value, node)
+            value = None
+        else:
+            value = listed_ints.promote(cap, shadow.stack[p].value, node)
         if value is None:
+            if made and cap.recording.recorder is rec:
+                rec.erase({v.node for v in made.values()})
             return False
         made[p] = value
     for p, value in made.items():
