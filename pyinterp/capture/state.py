@@ -349,9 +349,10 @@ class Capture:
                 return func(*args, **kwargs)
         elif prop is None and self.recording.scalars and (
                 self.recording.scalars.carried(args) or self.recording.scalars.carried(kwargs)):
-            graph_args = scalars.tensor_op_args(self, func, name, args, kwargs)
-            if graph_args is None:
+            graph_call = scalars.tensor_op_args(self, func, name, args, kwargs)
+            if graph_call is None:
                 return func(*args, **kwargs)
+            graph_args, graph_kwargs = graph_call
         elif name in _DATA_DEPENDENT and prop is None:
             result = scalars.produce(self, func, name, args, kwargs)
             if result is None:

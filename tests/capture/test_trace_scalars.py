@@ -152,7 +152,24 @@ def scalar_in_nested_compare(x, y):
     return h
 
 
+def scalar_compared_with_a_tensor(x, y):
+    s = y.mean().item()
+    return x * (x > s) + (s <= x).float() + torch.gt(x, s)
+
+
+def scalar_clamp_bounds(x, y):
+    b = y.abs().max().item() + 0.1
+    return torch.clamp(x, -b, b) + x.clamp(max=b / 2) + x.clip(min=-b, max=1.5)
+
+
+def scalar_clamp_of_an_int_tensor(x, y):
+    return torch.clamp((x * 4).int(), min=y.mean().item())  # (a float result, as eager)
+
+
 @pytest.mark.parametrize("fn,shapes", [
+    (scalar_compared_with_a_tensor, [(5,), (4,)]),
+    (scalar_clamp_bounds, [(5,), (4,)]),
+    (scalar_clamp_of_an_int_tensor, [(5,), (4,)]),
     (item_scale, [(3,), (4,)]),
     (item_arithmetic, [(3,), (4,)]),
     (float_of_tensor, [(3,), (4,)]),

@@ -29,3 +29,19 @@ class IdentityTable:
         if tp is dict:
             return any(self.carried(v) for v in value.values())
         return False
+
+
+STORES = frozenset({"STORE_ATTR", "STORE_SUBSCR"})
+
+
+def stored_where_unseen(cap, table, name, stack):
+    """A value of ``table`` (tracked floats, or NumPy arrays) stored into an
+    object where ``table.carried`` would not find it again: an attribute
+    of one of the run's own objects, or an item of a container other than
+    a list or dict (a later native call could read it unchecked).  Outside
+    objects are fine: the store is replayed by the mock, and native calls
+    on them break anyway."""
+    value, owner = (stack[-2], stack[-1]) if name == "STORE_ATTR" else (stack[-3], stack[-2])
+    if not table.carried(value) or cap.recording.refgraph.is_outside(owner):
+        return False
+    return name == "STORE_ATTR" or type(owner) not in (list, dict)

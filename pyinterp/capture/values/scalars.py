@@ -33,8 +33,10 @@ What a tracked float may do without a break (everything else is a
   (Python raises ``ZeroDivisionError`` where a graph would give ``inf``, so
   dividing *by* a tracked value breaks);
 * tensor arithmetic (``+ - * /`` operators, ``torch.add/sub/mul/div`` and
-  their in-place forms) with a float32/float64 result: the node is cast to
-  the op's result dtype, as a Python scalar operand would be;
+  their in-place forms), tensor comparisons (``h > s``, ``torch.gt``)
+  and ``clamp``/``clip`` bounds (``h.clamp(-s, s)``) computed in
+  float32/float64: the node is cast to the op's computation dtype, as a
+  Python scalar operand would be;
 * leave the function: in the return value, a replayed write, or a
   ``print``/logging argument; the mock reads it from a graph output with
   ``.item()``;
@@ -70,7 +72,7 @@ import torch
 
 from .. import rules
 from . import float_text
-from .identity import IdentityTable
+from .identity import STORES, IdentityTable, stored_where_unseen
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Recomputed
@@ -89,8 +91,12 @@ TENSOR_ARITHMETIC = frozenset({
     "__mul__", "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__",
     "__div__", "__rdiv__", "__idiv__", "add", "add_", "sub", "sub_", "subtract", "mul",
     "mul_", "multiply", "div", "div_", "divide", "true_divide",
+    # comparisons (h > s): the float is cast to the op's type as well
+    "__gt__", "__lt__", "__ge__", "__le__", "__eq__", "__ne__", "gt", "lt", "ge", "le",
+    "eq", "ne", "greater", "less", "greater_equal", "less_equal", "not_equal",
 })
 _EXACT_RESULT_DTYPES = (torch.float32, torch.float64)
+CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})  # (bounds: tracked floats)
 
 # What a tracked float may do in each instruction is registered in
 # :mod:`..rules` (kind ``float_flow``): instructions that only move a value
@@ -224,28 +230,52 @@ def as_double(value):
 
 # -- consuming ----------------------------------------------------------------
 def tensor_op_args(cap, func, name, args, kwargs):
-    """The arguments to record for a tensor op that received a tracked
-    float (the float replaced by its node, cast as a Python scalar would
-    be), or None after breaking the graph when the op cannot take it."""
+    """The ``(args, kwargs)`` to record for a tensor op that received a
+    tracked float (the float replaced by its node, cast as a Python scalar
+    would be), or None after breaking the graph when the op cannot take
+    it: an arithmetic op or comparison of a tensor and a float, or a
+    ``clamp``/``clip`` whose bounds are floats."""
     table = cap.recording.scalars
+    if name in CLAMPS and args and isinstance(args[0], Tensor) and len(args) <= 3 \
+            and set(kwargs) <= {"min", "max"} \
+            and not any(isinstance(v, Tensor) for v in args[1:] + tuple(kwargs.values())):
+        bound = {i: v for i, v in enumerate(args) if i and table.tracks(v)}
+        bound.update((k, v) for k, v in kwargs.items() if table.tracks(v))
+        nodes = {}
+        for key, value in bound.items():
+            nodes[key] = _operand_node(cap, table, args[0], value)
+            if nodes[key] is None:
+                return None
+        return (tuple(nodes.get(i, v) for i, v in enumerate(args)),
+                {k: nodes.get(k, v) for k, v in kwargs.items()})
     if name not in TENSOR_ARITHMETIC or table.carried(kwargs) or len(args) != 2:
         return _refuse(cap, "%s() of a Python float the graph computes" % (name or func))
     tensors = [a for a in args if isinstance(a, Tensor)]
     if len(tensors) != 1 or not any(table.tracks(a) for a in args):
         return _refuse(cap, "%s() of a Python float the graph computes" % name)
     scalar = args[0] if table.tracks(args[0]) else args[1]
-    dtype = torch.result_type(tensors[0], scalar)
+    node = _operand_node(cap, table, tensors[0], scalar)
+    if node is None:
+        return None
+    return tuple(node if a is scalar else a for a in args), kwargs
+
+
+def _operand_node(cap, table, tensor, scalar):
+    """The node of the tracked float ``scalar`` as an operand of an op on
+    ``tensor``: cast to the dtype the op computes in with a Python float,
+    on ``tensor``'s device; None after a break."""
+    dtype = torch.result_type(tensor, scalar)
     if dtype not in _EXACT_RESULT_DTYPES:
         return _refuse(cap, "a Python float the graph computes, in a %s op" % dtype)
     try:
         node = table.node(scalar, cap.recording.recorder)
     except Unrepresentable as e:
         return _refuse(cap, e.message)
-    device = tensors[0].device
+    device = tensor.device
     if dtype != torch.float64 or table.device(scalar) != device:
         # (a 0-d tensor on another device than the operand would fail)
         node = cap.recording.recorder.graph.call_method("to", (node, device, dtype))
-    return tuple(node if a is scalar else a for a in args)
+    return node
 
 
 def binary_op(vm, frame, ins, base):
@@ -385,8 +415,10 @@ def check_instruction(cap, frame, ins):
     if name == "COMPARE_OP" and ins.argval in COMPARISONS \
             and _branch_on_compare(cap.interp.vm, frame, ins):
         return  # (the variant records it: compare_op)
+    if name == "COMPARE_OP" and any(isinstance(v, Tensor) for v in frame.stack[-2:]):
+        return  # h > s: a tensor op, whose float operand tensor_op_args vets
     table = cap.recording.scalars
-    if name in _STORES and _stored_where_unseen(cap, name, frame.stack):
+    if name in STORES and stored_where_unseen(cap, table, name, frame.stack):
         cap.break_graph("data-dependent-value", "%s of a Python float the graph computes into "
                         "an object whose later native use could not be checked" % name)
         return
@@ -401,21 +433,6 @@ def check_instruction(cap, frame, ins):
     if consumed:
         cap.break_graph("data-dependent-value",
                         "%s on a Python float the graph computes" % name)
-
-
-_STORES = frozenset({"STORE_ATTR", "STORE_SUBSCR"})
-
-
-def _stored_where_unseen(cap, name, stack):
-    """A tracked float stored into an object where :meth:`ScalarTable.carried`
-    would not find it again: an attribute of one of the run's own objects,
-    or an item of a container other than a list or dict (a later native
-    call could read it unchecked).  Outside objects are fine: the store is
-    replayed by the mock, and native calls on them break anyway."""
-    value, owner = (stack[-2], stack[-1]) if name == "STORE_ATTR" else (stack[-3], stack[-2])
-    if not cap.recording.scalars.carried(value) or cap.recording.refgraph.is_outside(owner):
-        return False
-    return name == "STORE_ATTR" or type(owner) not in (list, dict)
 
 
 def check_call(cap, fn, args, kwargs):
