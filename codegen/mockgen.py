@@ -63,11 +63,14 @@ class Walker:
     # Text (and rounded floats) made from those floats: ``derived.recipe(v)``
     # is ``(fn, operands)``, made again on every call as ``fn(*operands)``.
     derived: object = None
+    arrays: object = None  # NumPy arrays and scalars computed from tensor data (outputs)
 
     def kind(self, value):
         torch = self.torch
         if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
             return "scalar"
+        if self.arrays and self.arrays.tracks(value):
+            return "array"
         tp = type(value)
         if (tp is str or tp is float) and self.derived is not None \
                 and self.derived.recipe(value) is not None:
@@ -130,7 +133,7 @@ def graph_outputs(walker, values):
             continue
         seen.add(id(value))
         kind = walker.kind(value)
-        if kind == "output" or kind == "scalar":
+        if kind == "output" or kind == "scalar" or kind == "array":
             outputs.append(value)
         else:
             stack.extend(reversed(walker.children(value)))
@@ -199,6 +202,10 @@ class MockBuilder:
         if kind == "scalar":  # a 0-d float64 graph output, read once
             output = GetItem(Local("outs"), const(self.out_index[id(value)]))
             return Call(GetAttr(output, "item"), ())
+        if kind == "array":  # a graph output back in NumPy: .numpy(), [()] for a scalar
+            output = GetItem(Local("outs"), const(self.out_index[id(value)]))
+            array = Call(GetAttr(output, "numpy"), ())
+            return array if type(value).__name__ == "ndarray" else GetItem(array, const(()))
         if kind == "derived":  # round(s, 1), "%.2f" % s, f"{s:.3f}": made again
             fn, operands = self.w.derived.recipe(value)
             return Call(Obj(fn, getattr(fn, "__name__", "fn")), self._items(operands))

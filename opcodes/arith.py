@@ -38,7 +38,8 @@ def unary_negative(vm, frame, ins):
 
     RefGraph: an FX node for a tensor operand (rule `torch_function`);
     `float_unary_negative` (``-s`` of a tracked float is tracked too),
-    `float_move`.
+    `float_move`; rule `unary_op` mirrors ``-a`` of a NumPy array made
+    from graph data.
     """
     frame.stack[-1] = vm.unary_op("UNARY_NEGATIVE", frame.stack[-1])
 
@@ -48,8 +49,8 @@ def unary_positive(vm, frame, ins):
     """``(value -- +value)`` 3.11: ``__pos__`` (3.12+:
     ``CALL_INTRINSIC_1 INTRINSIC_UNARY_POSITIVE``).
 
-    RefGraph: none of its own; a tensor operand gives an FX node (rule
-    `torch_function`).
+    RefGraph: a tensor operand gives an FX node (rule `torch_function`);
+    rule `unary_op` mirrors ``+a`` of a NumPy array made from graph data.
     """
     frame.stack[-1] = vm.unary_op("UNARY_POSITIVE", frame.stack[-1])
 
@@ -58,8 +59,8 @@ def unary_positive(vm, frame, ins):
 def unary_invert(vm, frame, ins):
     """``(value -- ~value)`` ``__invert__``.
 
-    RefGraph: none of its own; a tensor operand gives an FX node (rule
-    `torch_function`).
+    RefGraph: a tensor operand gives an FX node (rule `torch_function`);
+    rule `unary_op` mirrors ``~m`` of a NumPy array made from graph data.
     """
     frame.stack[-1] = vm.unary_op("UNARY_INVERT", frame.stack[-1])
 

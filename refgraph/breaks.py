@@ -58,6 +58,12 @@ kind("data-dependent-shape",
 kind("tensor-to-python",
      "a tensor leaves torch for another library (.numpy(), __array__, data_ptr)",
      "do the computation with torch ops")
+kind("numpy-call",
+     "a NumPy array or scalar made from graph data (t.numpy()) meets something the "
+     "capture cannot mirror with torch._numpy: an in-place write, a call other than a "
+     "pure NumPy function, a mirror whose result differs from NumPy's",
+     "use NumPy's pure functions and operators without out= (or torch ops), and go "
+     "back with torch.from_numpy")
 kind("backward",
      ".backward() or autograd.grad inside the traced function writes .grad outside the graph",
      "trace the forward computation only and call backward() on its result")

@@ -41,7 +41,7 @@ import torch
 from ..interp.model import attributes, containers, operators, text
 from ..interp import calls
 from .partial import hybrid
-from .values import float_builtins, float_text, scalars, tracked_ints
+from .values import arrays, float_builtins, float_text, scalars, tracked_ints
 from .graphmend import speculate
 from .torchfiles import is_torch_function
 from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
@@ -121,6 +121,9 @@ class CaptureInterpreter(Interpreter):
             self.refgraph.read_lookup(mro, name, self.capture.site())
 
     def load_attr(self, obj, name):
+        if self.capture.recording.arrays and self.capture.breaks.active \
+                and self.capture.recording.arrays.tracks(obj):
+            return arrays.load_attr(self.capture, obj, name)  # a.T, a.shape, a.sum
         if self.capture.breaks.active:
             if lookup(type(obj), "__getattr__") is _MODULE_GETATTR:
                 value = self._module_attr(obj, name)
@@ -274,6 +277,9 @@ class CaptureInterpreter(Interpreter):
             rg.read_function_state(fn, source, site)
 
     def getitem(self, container, key):
+        cap = self.capture
+        if cap.recording.arrays and cap.breaks.active and cap.recording.arrays.tracks(container):
+            return arrays.getitem(cap, container, key)  # a[:, 0]: mirrored
         try:
             value = containers.getitem(self, container, key)
         except (KeyError, IndexError):
@@ -322,6 +328,11 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or ta is Tensor or tb is Tensor or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.binary_op(self, nb, a, b)
+        table = self.capture.recording.arrays
+        if table and (table.tracks(a) or table.tracks(b)):
+            result = arrays.binary_op(self.capture, nb, a, b)  # a * 2: mirrored
+            if result is not arrays.MISSING:
+                return result
         if not operators.python_binary(nb, a, b):
             self._native_operands(operators.native_inplace(nb, a), a, b)
         return operators.binary_op(self, nb, a, b)
@@ -344,6 +355,16 @@ class CaptureInterpreter(Interpreter):
                 return
         consumers.consume(cap, (a, b), ITEMS if _hashes_items(a, b) else REFS)
 
+    def unary_op(self, opname, value):
+        """``-a``/``~a`` of a NumPy array the graph computes: mirrored
+        (values/arrays.py); anything else as in the plain interpreter."""
+        table = self.capture.recording.arrays
+        if table and self.capture.breaks.active and table.tracks(value):
+            result = arrays.unary_op(self.capture, opname, value)
+            if result is not arrays.MISSING:
+                return result
+        return operators.unary_op(self, opname, value)
+
     def compare(self, op, a, b):
         """``a <op> b`` compared by C code: both sides are read through and
         through (:data:`.consumers.VALUE`)."""
@@ -351,6 +372,11 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.compare(self, op, a, b)
+        table = self.capture.recording.arrays
+        if table and (table.tracks(a) or table.tracks(b)):
+            result = arrays.compare(self.capture, op, a, b)  # a > 0: mirrored
+            if result is not arrays.MISSING:
+                return result
         if not operators.python_compare(op, a, b):
             consumers.consume(self.capture, (a, b), VALUE)
         return operators.compare(self, op, a, b)
@@ -517,6 +543,12 @@ class CaptureInterpreter(Interpreter):
             lazy_modules.materialize(cap, fn, args, kwargs)
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
+        if cap.recording.arrays:
+            modelled = arrays.divert(cap, fn, args, kwargs)  # np.clip(a, 0, 1), from_numpy(a)
+            if modelled is not None:
+                return modelled
+            if not is_deferred(fn) and not arrays.check_call(cap, fn, args, kwargs):
+                return calls.call
         if cap.recording.scalars:
             modelled = float_builtins.divert(cap, fn, args, kwargs)  # max(s, eps), round(s, 1)
             if modelled is not None:

@@ -281,7 +281,7 @@ float_reads_top("LOAD_SUPER_ATTR", 3, since=_V312)
 for _operation in ("load_attr", "plain_method", "getitem", "contains", "length", "truth",
                    "get_iter", "next_value", "iterate", "unpack", "store_attr",
                    "delete_attr", "setitem", "delitem", "call", "call_function",
-                   "binary_op", "compare", "to_str", "to_repr", "to_ascii", "format"):
+                   "binary_op", "unary_op", "compare", "to_str", "to_repr", "to_ascii", "format"):
     data_model(_operation)
 
 # Every torch call, whichever opcode makes it (state.py's RecordingMode).

@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import equal_branch, float_text, listed_ints, scalars, sizes, tracked_ints
+from .values import arrays, equal_branch, float_text, listed_ints, scalars, sizes, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -176,8 +176,8 @@ class Recording:
     computes (the tables of :mod:`.values`, whose entries those modules
     keep)."""
 
-    __slots__ = ("refgraph", "recorder", "scalars", "text", "ints", "autocast_nodes",
-                 "segment_graphs", "produced", "where", "sizes")
+    __slots__ = ("refgraph", "recorder", "scalars", "text", "ints", "arrays",
+                 "autocast_nodes", "segment_graphs", "produced", "where", "sizes")
 
     def __init__(self, where=None, sizes=None):
         self.where = where  # where(node): the user's stack of a new node
@@ -187,6 +187,7 @@ class Recording:
         self.scalars = scalars.ScalarTable()  # floats from tensor data (.item())
         self.text = float_text.TextTable()  # text the mock makes from those floats
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
+        self.arrays = arrays.ArrayTable()  # NumPy arrays from tensor data (t.numpy())
         self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node, where)
         self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
@@ -215,8 +216,13 @@ class Recording:
         self.scalars = scalars.ScalarTable()
         self.text = float_text.TextTable()
         self.ints.clear()
+        self.arrays = arrays.ArrayTable()
 
     def scalar_node(self, value):
+        """The node of a non-tensor graph output: a tracked float or a
+        tracked NumPy array."""
+        if self.arrays.tracks(value):
+            return self.recorder.node_for(self.arrays.tensor(value, self.recorder))
         return self.scalars.node(value, self.recorder)
 
 
@@ -336,6 +342,14 @@ class Capture:
         name = getattr(func, "__name__", "")
         prop = _property_name(func)
         graph_args, graph_kwargs = args, kwargs
+        if prop is None and self.recording.arrays and not self.interp.opaque and (
+                self.recording.arrays.carried(args) or self.recording.arrays.carried(kwargs)):
+            made = arrays.tensor_op(self, func, name, args, kwargs)  # torch.tensor(a)
+            return made if made is not None else func(*args, **kwargs)
+        if name == "numpy" and prop is None:
+            made = arrays.produce(self, func, args, kwargs)  # t.numpy(): followed
+            if made is not None:
+                return made
         if func is torch.tensor and args and not self.interp.opaque:
             # torch.tensor(np.tile([1, 2], 2)): the array's values as a constant
             graph_args, graph_kwargs = numpy_calls.tensor_arguments(self, args, kwargs)

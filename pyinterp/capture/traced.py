@@ -190,7 +190,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     out.param_names = parameter_names(target)
     rec = cap.recording.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
-                    cap.recording.scalars, cap.recording.text)
+                    cap.recording.scalars, cap.recording.text, cap.recording.arrays)
     outputs = []
     if explain and cap.breaks.records:
         # The graphs a run with resume points would have; no mock.

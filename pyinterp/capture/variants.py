@@ -24,7 +24,7 @@ import attrs
 import torch
 
 from . import consumers, rules
-from .values import float_text, scalars, sizes, tracked_ints
+from .values import arrays, float_text, scalars, sizes, tracked_ints
 from .graphmend import looptest, speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
@@ -259,6 +259,8 @@ def _run_variant(variant, base, vm, frame, ins):
     if cap.recording.sizes is not None and cap.breaks.active and cap.recording.sizes.active \
             and sizes.step(vm, frame, ins):
         return None  # (it computed on symbolic sizes)
+    if cap.recording.arrays and cap.breaks.active:
+        arrays.check_instruction(cap, frame, ins)
     if cap.recording.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
         if cap.recording.text and cap.breaks.active:

@@ -93,7 +93,7 @@ def test_details_of_a_real_model_hold_every_guard_the_mock_and_the_graph(real_mo
 
 def with_break(x):
     y = x * 2
-    n = y.sum().numpy()  # THE-BREAK
+    n = y.sum().numpy().tolist()  # THE-BREAK
     return y * float(n)
 
 
@@ -111,7 +111,7 @@ def test_break_shows_file_line_source_line_kind_and_hint():
     assert (r.filename, r.lineno) == (THIS_FILE, line)
     assert "1. %s:%d\n" % (os.path.relpath(THIS_FILE), line) in text, text
     flat = " ".join(text.split())  # (long lines are wrapped)
-    assert "n = y.sum().numpy() # THE-BREAK" in flat
+    assert "n = y.sum().numpy().tolist() # THE-BREAK" in flat
     assert "[%s] %s" % (r.kind, r.message) in flat
     assert "hint: " + r.hint in flat
     assert "1 graph break," in text.splitlines()[0]

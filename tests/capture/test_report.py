@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def model(x, cfg):
     h = torch.relu(x) * cfg["scale"]  # SCALE
-    idx = h.numpy()  # BREAK
+    idx = h.untyped_storage()  # BREAK
     return h.sum(0) + len(idx)  # AFTER
 
 
@@ -93,7 +93,7 @@ def test_the_log_records_function_graphs_breaks_recompiles_and_guards(model_log)
     # the break, with its kind, line, source and hint
     (b,) = first["breaks"]
     assert (b["kind"], b["file"], b["line"]) == ("tensor-to-python", THIS_FILE, brk)
-    assert b["source"] == "idx = h.numpy()  # BREAK"
+    assert b["source"] == "idx = h.untyped_storage()  # BREAK"
     assert b["hint"] == KINDS["tensor-to-python"].hint
     # specializations and guards name the user's line
     specs = {s["text"]: s for s in first["specializations"]}

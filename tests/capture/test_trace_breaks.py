@@ -48,8 +48,9 @@ def f_float(x):
 
 
 def f_numpy(x):
-    arr = x.numpy()  # BREAK
-    return torch.from_numpy(arr * 2) + x
+    arr = x.numpy() * 2  # (mirrored by torch._numpy: in the graph)
+    arr.sort()  # BREAK (an in-place NumPy method)
+    return torch.from_numpy(arr) + x
 
 
 def f_backward(w, x):

@@ -244,9 +244,14 @@ def random_formatted(x):
     return x * 2
 
 
+@torch.compiler.disable
+def _numpy_of(x):
+    return x.numpy()
+
+
 def text_before_another_break(x):
     text = f"{x.sum().item():.2f}"
-    n = x.numpy()  # a break that splits: the text crosses it in a local
+    n = _numpy_of(x)  # a break that splits: the text crosses it in a local
     y = torch.from_numpy(n * 2)
     print(text, "then", f"{y.max().item():.3f}")
     return y

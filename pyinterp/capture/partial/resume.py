@@ -113,7 +113,7 @@ def split_entry(cap, pre, in_callee, backend, callees):
     if in_callee:
         stack, argc = _wrap_callee(stack, argc, callees)
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
-                    cap.recording.scalars, cap.recording.text)
+                    cap.recording.scalars, cap.recording.text, cap.recording.arrays)
     values = [v for v in stack if v is not NULL] + [v for _, v in bound]
     values += [v for eff in effects for v in list(eff.operands) + list(eff.kwargs.values())]
     outputs = graph_outputs(walker, values)

@@ -1,6 +1,7 @@
 """Tables of values the capture follows by identity (tracked floats, text
-made from them): the values are kept alive for the whole capture, so an id
-is never reused while the table lives."""
+made from them; NumPy arrays, :mod:`.arrays`): the values are kept alive for
+the whole capture, so an id is never reused while the table lives.  Also
+the rule they share for stores (:func:`stored_where_unseen`)."""
 
 
 class IdentityTable:
