@@ -1087,6 +1087,48 @@ class NumpyClip(nn.Module):
         return h + torch.from_numpy(clipped)
 
 
+@case("graphmend", "numpy_standardize", "per-feature mean/std in NumPy, back with from_numpy",
+      rows)
+class NumpyStandardize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        a = h.detach().cpu().numpy()
+        scale = 1.0 / (a.std(axis=0) + 1e-5)
+        shift = -a.mean(axis=0) * scale
+        return h * torch.from_numpy(scale) + torch.from_numpy(shift)
+
+
+@case("graphmend", "numpy_softmax_mask", "np.where mask and a NumPy softmax as weights", rows)
+class NumpySoftmaxMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        a = h.detach().numpy()
+        e = np.exp(a - a.max(axis=1, keepdims=True))
+        weights = e / e.sum(axis=1, keepdims=True)
+        mask = np.where(a > 0, 1.0, 0.1).astype(np.float32)
+        return h * torch.from_numpy(weights * mask)
+
+
+@case("graphmend", "numpy_percentile", "float(np.percentile(...)) as a clamp bound", rows)
+class NumpyPercentile(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        h = self.fc(x)
+        bound = float(np.percentile(np.abs(h.detach().numpy()), 90))
+        return torch.clamp(h, -bound, bound)
+
+
 @case("graphmend", "item_scale", "x / max(x.std().item(), eps)", rows)
 class ItemNormalize(nn.Module):
     def __init__(self):

@@ -468,3 +468,28 @@ def test_generated_numpy_programs_match_eager(source, seeds):
                 assert_same(g, w, rtol=1e-5, atol=1e-6)
             else:
                 same_numpy(g, w)
+
+
+# -- memory shared across a split ------------------------------------------------------------
+def views_live_across_a_split(x):
+    h = x * 2
+    a = h.numpy()
+    b = a.T  # a view of h's memory
+    c = x.numpy()  # the input's memory
+    y = opaque_scale(x)  # a break: h, a, b, c handed over
+    a[0, 0] = 100.0  # (natively, after the split) writes h and b
+    c[1, 1] = -7.0  # writes the input
+    return h, b, y
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_arrays_live_across_a_split_keep_their_memory(backend):
+    traced = pyinterp.trace(views_live_across_a_split, backend=backend)
+    for seed in range(3):
+        x = fresh(2, 3, seed=seed)
+        x_eager = x.clone()
+        got, want = traced(x), views_live_across_a_split(x_eager)
+        assert_same(got[0], want[0])
+        same_numpy(got[1], want[1])
+        assert_same(got[2], want[2])
+        assert_same(x, x_eager)
