@@ -549,8 +549,9 @@ class CaptureInterpreter(Interpreter):
                 return modelled
             if not is_deferred(fn) and not arrays.check_call(cap, fn, args, kwargs):
                 return calls.call
-        if cap.recording.scalars:
-            modelled = float_builtins.divert(cap, fn, args, kwargs)  # max(s, eps), round(s, 1)
+        if cap.recording.scalars or cap.recording.text or fn is str or fn is format \
+                or fn is repr or fn is ascii:
+            modelled = float_builtins.divert(cap, fn, args, kwargs)  # max(s, eps), str(t)
             if modelled is not None:
                 return modelled
             if not is_deferred(fn) and not (scalars.check_call(cap, fn, args, kwargs)

@@ -263,8 +263,8 @@ def _run_variant(variant, base, vm, frame, ins):
         arrays.check_instruction(cap, frame, ins)
     if cap.recording.scalars and cap.breaks.active:
         scalars.check_instruction(cap, frame, ins)
-        if cap.recording.text and cap.breaks.active:
-            float_text.check_instruction(cap, frame, ins)
+    if cap.recording.text and cap.breaks.active:  # (text of floats or of tensors)
+        float_text.check_instruction(cap, frame, ins)
     return variant(vm, frame, ins, base)
 
 

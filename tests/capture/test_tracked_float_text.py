@@ -327,3 +327,107 @@ def one_character(x):
                                 one_character], ids=lambda f: f.__name__)
 def test_text_used_elsewhere_still_breaks(fn):
     _check_breaks(fn, (5,))
+
+
+# -- text of tensors ------------------------------------------------------------------
+# A tensor the graph computes (or takes) formatted into text whose only use
+# is a replayed call: the text is made again from a clone() snapshot, a
+# graph output, on every call.
+def print_tensor_fstring(x):
+    h = torch.tanh(x * 2)
+    print(f"hidden mean {h.mean():.4f}, max {h.max()}, first {h[:2]}")
+    return h.relu()
+
+
+def text_of_tensors_for_replayed_calls(x, y):
+    h = x + 1
+    text = "sum " + str(h.sum()) + " " + repr(y[0]) + " {:.2f}".format(h.min())
+    text += " | %s %.3f" % (h[:2], h.max())
+    LOG.info("%s", text)
+    warnings.warn(f"norm {torch.linalg.norm(h):.3f}")
+    return h
+
+
+def text_before_an_in_place_change(x):
+    h = x * 3
+    label = f"before {h}"
+    h.add_(1)  # the text keeps the values it was made from
+    print(label, h)
+    return h
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (print_tensor_fstring, [(5,)]), (text_of_tensors_for_replayed_calls, [(4,), (3, 2)]),
+    (text_before_an_in_place_change, [(3,)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_text_of_tensors_for_replayed_calls_stays_in_graph(fn, shapes):
+    with torch.no_grad():
+        texts = _check_in_graph(fn, *shapes)
+    assert len(set(map(repr, texts))) == CALLS  # other data, other text, each eager's
+
+
+def tensor_text_returned(x):
+    return x, f"{x.sum():.3f}"
+
+
+def tensor_text_compared(x):
+    return -x if str(x.sum()).startswith("tensor(-") else x
+
+
+@pytest.mark.parametrize("fn", [tensor_text_returned, tensor_text_compared],
+                         ids=lambda f: f.__name__)
+def test_text_of_tensors_used_elsewhere_still_breaks(fn):
+    with torch.no_grad():
+        _check_breaks(fn, (5,))
+
+
+def text_showing_the_autograd_node(x):
+    h = x * 2
+    print("h is " + str(h))  # "grad_fn=<MulBackward0>": the graph's own node would show
+    return h
+
+
+def test_text_that_shows_the_autograd_node_breaks_and_stays_eagers():
+    x = _args(0, (3,))[0].requires_grad_()
+    explanation, _ = _observe(lambda a: pyinterp.explain(text_showing_the_autograd_node, a),
+                              (x,))
+    assert [r.kind for r in explanation.break_reasons] == ["text-of-tensor"]
+    traced = pyinterp.trace(text_showing_the_autograd_node, backend="eager")
+    for seed in range(CALLS):
+        _same_as_eager(traced, text_showing_the_autograd_node,
+                       (_args(seed, (3,))[0].requires_grad_(),))
+
+
+# -- generated: text of tensors -------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PIECES = ["{h.sum():%s}", "{h.max()!r}", "{h[:2]}", "{h.mean():%s}", "{str(h.min())}",
+           "{repr(h[0])}", "{h.abs().max().item():%s}", "{format(h.std(), '%s')}"]
+_SPECS = ["", ".2f", ".3e", ">9.1f", "+.0f", "g"]
+
+
+@st.composite
+def _tensor_texts(draw):
+    pieces = [draw(st.sampled_from(_PIECES)).replace("%s", draw(st.sampled_from(_SPECS)))
+              for _ in range(draw(st.integers(1, 3)))]
+    where = draw(st.sampled_from(["print(text)", "LOG.info('%s', text)",
+                                  "warnings.warn(text)", "return h, text"]))
+    percent = draw(st.sampled_from(["", " + ' %s' % (h[1],)", " + ' %.3f|%s' % (h.sum(), h[:1])"]))
+    body = "    h = torch.tanh(x * 3)\n    text = f\"%s\"%s\n    %s\n" % (
+        " ".join(pieces), percent, where)
+    if not where.startswith("return"):
+        body += "    return h\n"
+    return "def f(x):\n" + body
+
+
+@settings(max_examples=max(5, settings().max_examples // 4))
+@given(_tensor_texts())
+def test_generated_text_of_tensors_matches_eager(source):
+    namespace = {"torch": torch, "LOG": LOG, "warnings": warnings}
+    exec(compile(source, "<tensor-text>", "exec"), namespace)
+    fn = namespace["f"]
+    traced = pyinterp.trace(fn, backend="eager")
+    with torch.no_grad():
+        for seed in range(3):
+            _same_as_eager(traced, fn, _args(seed, (4,)))

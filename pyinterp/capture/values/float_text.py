@@ -1,9 +1,14 @@
-"""Text the mock makes again from Python floats the graph computes.
+"""Text the mock makes again from Python floats and tensors the graph computes.
 
 ``print(f"max {t.max().item():.3f}")`` or ``warnings.warn("spread %.2f" %
 round(s, 1))`` turns a tracked float (:mod:`.scalars`) into text whose only
 use is a call the mock replays (``print``, logging, ``warnings.warn``:
-:mod:`..special_calls`).  Such text is a *derived value*: the run keeps the
+:mod:`..special_calls`); so does ``print(f"mean {h.mean():.4f}, max
+{h.max()}")`` of a tensor the graph computes or takes (``str``, ``repr``,
+``format`` and f-string fields of it: the recipe formats a ``clone()``
+snapshot, a graph output, as the replayed ``print(t)`` does; text that
+shows the tensor's autograd state, ``grad_fn=...``, is a ``text-of-tensor``
+break, as the graph's output has the graph's own autograd node).  Such text is a *derived value*: the run keeps the
 real object (the program sees exactly what it would natively), and
 :class:`TextTable` remembers, by identity, how to make it again: a *recipe*
 ``(fn, operands)``, whose operands are tracked floats (read by the mock
@@ -41,6 +46,9 @@ Records (:class:`~..state.Capture`): owns none (its :class:`TextTable` is
 ``interp``.
 """
 import operator
+import re
+
+import torch
 
 from .. import rules
 from ...opcodes import info
@@ -64,6 +72,11 @@ class TextTable(IdentityTable):
 
 
 _DERIVED_TYPES = TextTable.TYPES
+Tensor = torch.Tensor
+Parameter = torch.nn.Parameter
+# How a tensor's text shows its autograd state (str/repr of a tensor that
+# requires grad; a 0-d one formatted with a spec goes through .item()).
+_AUTOGRAD_TEXT = re.compile(r"grad_fn=|requires_grad=|Parameter containing")
 
 
 def concat(*pieces):
@@ -78,22 +91,44 @@ def str_format(template, args, keywords):
 
 # -- making derived values ------------------------------------------------------
 def is_source(cap, value):
-    """True if ``value`` is a tracked float or a derived value (text the
-    mock can make from it) while capture records."""
+    """True if ``value`` is a tracked float, a derived value (text the
+    mock can make from it) or a tensor of the graph while capture records."""
     return cap.breaks.active and (cap.recording.scalars.tracks(value)
-                                  or cap.recording.text.tracks(value))
+                                  or cap.recording.text.tracks(value)
+                                  or _graph_tensor(cap, value))
+
+
+def _graph_tensor(cap, value):
+    """A plain tensor the graph computes or takes as an input."""
+    if type(value) is not Tensor and type(value) is not Parameter:
+        return False
+    rec = cap.recording.recorder
+    return rec.is_graph_value(value) or cap.recording.refgraph.source_of(value) is not None
 
 
 def apply(cap, fn, operands):
-    """``fn(*operands)``, run now (a pure C computation on floats and
-    text), its result tracked as a derived value; a break if it cannot be
-    (see the module docstring)."""
+    """``fn(*operands)``, run now (a pure computation on floats, text and
+    tensors), its result tracked as a derived value; a break if it cannot
+    be (see the module docstring).  A tensor operand is formatted as it is
+    now: the recipe takes a ``clone()`` of it, recorded in the graph, so a
+    later in-place change does not show in the replayed text."""
     if (fn is str or fn is format and operands[1:] == ("",)) and type(operands[0]) is str:
         return operands[0]  # str(text) and format(text, "") are the text itself
-    result = fn(*operands)
+    if any(isinstance(v, Tensor) for v in _flat(operands)):
+        with torch._C.DisableTorchFunction():  # (the program's text, not graph ops)
+            result = fn(*operands)
+        if type(result) is str and _AUTOGRAD_TEXT.search(result):
+            # (a graph output's autograd node is the graph's own, not the op's)
+            cap.break_graph("text-of-tensor", "text of a tensor that requires grad shows its "
+                            "autograd node")
+            return result
+        if not cap.speculation.depth and cap.breaks.active:
+            operands = _snapshots(operands)
+    else:
+        result = fn(*operands)
     if not derive(cap, fn, operands, result):
-        cap.break_graph("data-dependent-value", "%s() of a Python float the graph computes, "
-                        "where the mock cannot make the same value again"
+        cap.break_graph("data-dependent-value", "%s() of a value the graph computes, where the "
+                        "mock cannot make the same value again"
                         % getattr(fn, "__name__", fn))
     return result
 
@@ -115,6 +150,13 @@ def derive(cap, fn, operands, result):
 
 
 _CONSTANTS = (str, int, float, bool, type(None))
+
+
+def _snapshots(values):
+    """``values`` with each tensor replaced by its ``clone()`` (recorded by
+    the recording mode: a graph value)."""
+    return tuple(_snapshots(v) if type(v) is tuple else
+                 v.clone() if isinstance(v, Tensor) else v for v in values)
 
 
 def _flat(values):
@@ -173,8 +215,9 @@ def accepts_text(cap, fn, args, kwargs):
 
 def binary_op(vm, frame, ins, base):
     """``BINARY_OP`` with a derived value or a ``%`` format of a tracked
-    float (called by :func:`.scalars.binary_op`): ``fmt % value`` and
-    ``text + text`` make derived text; any other operator breaks first."""
+    float or a graph tensor (called by :func:`.scalars.binary_op`): ``fmt
+    % value`` and ``text + text`` make derived text; any other operator
+    breaks first."""
     cap = vm.capture
     lhs, rhs = frame.stack[-2], frame.stack[-1]
     symbol = info.NB_SYMBOL.get(ins.arg)
@@ -184,24 +227,28 @@ def binary_op(vm, frame, ins, base):
     elif type(lhs) is str and type(rhs) is str and symbol in ("+", "+="):
         fn = operator.add
     if fn is None or not _formattable(cap, rhs):
-        cap.break_graph("data-dependent-value", "%r on text or a Python float the graph "
-                        "computes" % symbol)
-        return base(vm, frame, ins)
-    result = base(vm, frame, ins)
-    if not derive(cap, fn, (lhs, rhs), frame.stack[-1]):
-        cap.break_graph("data-dependent-value", "%r made text the mock cannot make again"
+        cap.break_graph("data-dependent-value", "%r on text or a value the graph computes"
                         % symbol)
-    return result
+        return base(vm, frame, ins)
+    # (C's str.__mod__ or str.__add__, as BINARY_OP would call them; a
+    # tensor among the operands is formatted as apply does)
+    result = apply(cap, fn, (lhs, rhs))
+    stack = frame.stack
+    del stack[-2:]
+    stack.append(result)
+    return None
 
 
 def formats(cap, ins, lhs, rhs):
     """True if :func:`binary_op` handles this ``BINARY_OP``: a derived
-    operand, or a str formatted with ``%`` by a tracked float."""
+    operand, or a str formatted with ``%`` by a tracked float or a graph
+    tensor."""
     text = cap.recording.text
     if text and (text.carried(lhs) or text.carried(rhs)):
         return True
     return type(lhs) is str and info.NB_SYMBOL.get(ins.arg) in ("%", "%=") \
-        and cap.recording.scalars.carried(rhs)
+        and (cap.recording.scalars.carried(rhs) or _graph_tensor(cap, rhs)
+             or type(rhs) is tuple and any(_graph_tensor(cap, v) for v in rhs))
 
 
 def _formattable(cap, value):
@@ -256,8 +303,8 @@ def check_instruction(cap, frame, ins):
         depth = info.pops(name, ins.arg) if name in _COUNTED else len(stack)
         consumed = any(table.carried(v) for v in stack[len(stack) - depth:])
     if consumed:
-        cap.break_graph("data-dependent-value", "%s on text made from a Python float the graph "
-                        "computes" % name)
+        cap.break_graph("data-dependent-value", "%s on text made from values the graph computes"
+                        % name)
 
 
 _COUNTED = frozenset(info.stack_names())
@@ -272,6 +319,6 @@ def check_call(cap, fn, args, kwargs):
         return True
     if runs_interpreted(fn):
         return True
-    cap.break_graph("data-dependent-value", "%s() received text made from a Python float the "
-                    "graph computes" % getattr(fn, "__qualname__", type(fn).__name__))
+    cap.break_graph("data-dependent-value", "%s() received text made from values the graph "
+                    "computes" % getattr(fn, "__qualname__", type(fn).__name__))
     return False

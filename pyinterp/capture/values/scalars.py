@@ -285,10 +285,12 @@ def binary_op(vm, frame, ins, base):
     table = cap.recording.scalars
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    if not table or not cap.breaks.active:
+    if not cap.breaks.active or not (table or cap.recording.text or type(lhs) is str):
         return base(vm, frame, ins)
     if float_text.formats(cap, ins, lhs, rhs):  # "%.2f" % s, or text made from one
         return float_text.binary_op(vm, frame, ins, base)
+    if not table:
+        return base(vm, frame, ins)
     if not (table.tracks(lhs) or table.tracks(rhs)) \
             or isinstance(lhs, Tensor) or isinstance(rhs, Tensor):
         return base(vm, frame, ins)
