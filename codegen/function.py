@@ -15,8 +15,8 @@ import itertools
 import linecache
 import os
 
-from ..refgraph.expr import Expr, GetItem, Local, Obj, const
-from ..refgraph.sources import Arg, Attr, Item, Kwarg, Recomputed, Root
+from ..refgraph.expr import Call, Expr, GetItem, Local, Obj, const
+from ..refgraph.sources import Arg, Attr, Converted, Item, Kwarg, Recomputed, Root
 from .emit import Emitter
 from .exprs import ExprCompiler
 
@@ -131,6 +131,8 @@ class GeneratedFunction:
             expr = source.access(self.resolve(source.of))
         elif tp is Recomputed:
             expr = source.expr()
+        elif tp is Converted:
+            expr = Call(Obj(source.fn, source.hint), (self.resolve(source.of),))
         else:
             raise TypeError("unknown source %r" % (source,))
         if inline:

@@ -96,6 +96,24 @@ class Recomputed(Source):
                     (Call(Obj(self.fn, name), tuple(const(a) for a in self.args)),))
 
 
+@attrs.frozen(cache_hash=True)
+class Converted(Source):
+    """``fn(of)``: a value the mock makes from an outside one on every call,
+    as the run did (``torch.from_numpy(args[1])``: a NumPy array argument as
+    a graph input sharing its memory)."""
+
+    of: Source
+    fn: object = attrs.field(eq=False)
+    hint: str = attrs.field(eq=False)
+
+    @property
+    def base(self):
+        return self.of
+
+    def expr(self):
+        return Call(Obj(self.fn, self.hint), (self.of.expr(),))
+
+
 _OBJECT_GETATTRIBUTE = Obj(object.__getattribute__, "object.__getattribute__")
 
 

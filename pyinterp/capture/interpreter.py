@@ -121,8 +121,8 @@ class CaptureInterpreter(Interpreter):
             self.refgraph.read_lookup(mro, name, self.capture.site())
 
     def load_attr(self, obj, name):
-        if self.capture.recording.arrays and self.capture.breaks.active \
-                and self.capture.recording.arrays.tracks(obj):
+        if (self.capture.recording.arrays or type(obj) is arrays.ndarray_type()) \
+                and self.capture.breaks.active and arrays.followed(self.capture, obj):
             return arrays.load_attr(self.capture, obj, name)  # a.T, a.shape, a.sum
         if self.capture.breaks.active:
             if lookup(type(obj), "__getattr__") is _MODULE_GETATTR:
@@ -278,7 +278,8 @@ class CaptureInterpreter(Interpreter):
 
     def getitem(self, container, key):
         cap = self.capture
-        if cap.recording.arrays and cap.breaks.active and cap.recording.arrays.tracks(container):
+        if (cap.recording.arrays or type(container) is arrays.ndarray_type()) \
+                and cap.breaks.active and arrays.followed(cap, container):
             return arrays.getitem(cap, container, key)  # a[:, 0]: mirrored
         try:
             value = containers.getitem(self, container, key)
@@ -328,8 +329,9 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or ta is Tensor or tb is Tensor or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.binary_op(self, nb, a, b)
-        table = self.capture.recording.arrays
-        if table and (table.tracks(a) or table.tracks(b)):
+        nd = arrays.ndarray_type()
+        if (self.capture.recording.arrays or ta is nd or tb is nd) \
+                and arrays.followed(self.capture, a, b):
             result = arrays.binary_op(self.capture, nb, a, b)  # a * 2: mirrored
             if result is not arrays.MISSING:
                 return result
@@ -358,8 +360,8 @@ class CaptureInterpreter(Interpreter):
     def unary_op(self, opname, value):
         """``-a``/``~a`` of a NumPy array the graph computes: mirrored
         (values/arrays.py); anything else as in the plain interpreter."""
-        table = self.capture.recording.arrays
-        if table and self.capture.breaks.active and table.tracks(value):
+        if (self.capture.recording.arrays or type(value) is arrays.ndarray_type()) \
+                and self.capture.breaks.active and arrays.followed(self.capture, value):
             result = arrays.unary_op(self.capture, opname, value)
             if result is not arrays.MISSING:
                 return result
@@ -372,8 +374,9 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.compare(self, op, a, b)
-        table = self.capture.recording.arrays
-        if table and (table.tracks(a) or table.tracks(b)):
+        nd = arrays.ndarray_type()
+        if (self.capture.recording.arrays or ta is nd or tb is nd) \
+                and arrays.followed(self.capture, a, b):
             result = arrays.compare(self.capture, op, a, b)  # a > 0: mirrored
             if result is not arrays.MISSING:
                 return result
@@ -543,7 +546,7 @@ class CaptureInterpreter(Interpreter):
             lazy_modules.materialize(cap, fn, args, kwargs)
         if cap.recording.ints.shadows:
             tracked_ints.check_native_call(cap, fn)
-        if cap.recording.arrays:
+        if cap.recording.arrays or arrays.may_take_arrays(fn):
             modelled = arrays.divert(cap, fn, args, kwargs)  # np.clip(a, 0, 1), from_numpy(a)
             if modelled is not None:
                 return modelled

@@ -4,6 +4,8 @@ stays in the graph: each NumPy step is mirrored by ``torch._numpy``
 the same inputs: results (NumPy arrays and scalars too: same type, dtype and
 values), the inputs after the call, gradients; and what still breaks
 breaks with kind ``numpy-call`` and stays right."""
+import warnings
+
 import pytest
 
 from trace_support import (CountingBackend, assert_same, fresh, line_of, run_both,
@@ -226,8 +228,8 @@ def array_live_across_a_break(x):
 
 
 def test_array_live_across_a_break_is_rebuilt():
-    # (the resume function gets the array as an input: from_numpy of an
-    # array from outside is a second break, as before)
+    # (the resume function gets the array as an argument, a graph input;
+    # explain's next graph has it as a value of the run, a second break)
     record = explained(array_live_across_a_break, fresh(3)).break_reasons[0]
     assert record.kind == "compiler-disable"
     traced, counter = traced_counting(array_live_across_a_break)
@@ -493,3 +495,54 @@ def test_arrays_live_across_a_split_keep_their_memory(backend):
         same_numpy(got[1], want[1])
         assert_same(got[2], want[2])
         assert_same(x, x_eager)
+
+
+# -- arrays from outside: graph inputs ---------------------------------------------------------
+def array_argument(x, arr):
+    w = np.clip(arr, 0, 1) * 2
+    return x * torch.from_numpy(w) + torch.from_numpy(arr).sum() + float(arr.mean())
+
+
+def writes_the_callers_array(x, arr):
+    t = torch.from_numpy(arr)
+    t.mul_(2)  # shares the caller's memory: the array is written, as in eager
+    return x + t
+
+
+def _array(seed, dtype=np.float32, shape=(3, 4)):
+    return np.random.default_rng(seed).random(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("fn", [array_argument, writes_the_callers_array],
+                         ids=lambda f: f.__name__)
+def test_array_arguments_are_graph_inputs(fn):
+    whole(fn, fresh(3, 4), _array(0))
+    traced, counter = traced_counting(fn)
+    for seed in range(4):
+        arr, arr_eager = _array(seed), _array(seed)
+        x = fresh(3, 4, seed=seed)
+        assert_same(traced(x, arr), fn(x, arr_eager))
+        np.testing.assert_array_equal(arr, arr_eager)  # the same writes
+    assert counter.count == 1 and counter.runs == 3
+    # another dtype, shape or layout misses the guard and is captured again
+    for arr in (_array(5, np.float64), _array(6, shape=(1, 4)), _array(7, shape=(4, 3)).T):
+        arr_eager = arr.copy()
+        assert_same(traced(fresh(*arr.shape), arr), fn(fresh(*arr.shape), arr_eager))
+        np.testing.assert_array_equal(arr, arr_eager)
+    assert counter.count == 4
+
+
+def test_arrays_torch_cannot_share_stay_breaks():
+    read_only = _array(0)
+    read_only.flags.writeable = False  # (from_numpy would warn on every call)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (eager's own warning)
+        assert explained(array_argument, fresh(3, 4), read_only).graph_break_count >= 1
+        traced = pyinterp.trace(array_argument, backend="eager")
+        for seed in range(2):
+            assert_same(traced(fresh(3, 4, seed=seed), read_only),
+                        array_argument(fresh(3, 4, seed=seed), read_only))
+    reversed_rows = _array(1)[::-1]  # (from_numpy refuses negative strides: eager's error)
+    traced = pyinterp.trace(array_argument, backend="eager")
+    for _ in range(2):
+        raises_same(traced, array_argument, fresh(3, 4), reversed_rows)

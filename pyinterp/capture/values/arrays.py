@@ -40,6 +40,12 @@ the same values, so the graph computes what NumPy computed:
   ``torch.tensor(a)`` copies: a ``clone`` node.  ``float(s)`` or
   ``s.item()`` of a tracked floating NumPy scalar is a tracked float
   (:mod:`.scalars`): ``float(np.quantile(h.numpy(), 0.9))``.
+* An array from outside (an argument, a module attribute, an array a
+  resume function receives at a split) that meets one of the calls or
+  operators above is *adopted* (:func:`adopt`): a graph input
+  ``torch.from_numpy(<its path>)`` (:class:`~pyinterp.refgraph.sources.Converted`,
+  made by the mock on every call, sharing the caller's memory), its dtype,
+  shape and strides guarded; then it is tracked like the others.
 * A tracked array leaves the function (the return value, a replayed write
   or ``print``, a live value at a graph break) as a graph output, which
   the mock turns back into an array with ``.numpy()`` (``[()]`` for a
@@ -71,6 +77,7 @@ from .identity import STORES, stored_where_unseen
 from ...interp import calls
 from ...interp.model.operators import NATIVE_BINARY, NATIVE_COMPARE
 from ...refgraph.fxgraph import Unrepresentable
+from ...refgraph.sources import Attr, Converted
 from ..torchfiles import runs_interpreted
 
 Tensor = torch.Tensor
@@ -187,11 +194,106 @@ def produce(cap, func, args, kwargs):
     return array
 
 
+# -- arrays from outside: graph inputs ----------------------------------------------
+def ndarray_type():
+    """``np.ndarray``, or a class no value has while NumPy is not loaded."""
+    np = sys.modules.get("numpy")
+    return np.ndarray if np is not None else _NoNumpy
+
+
+class _NoNumpy:
+    pass
+
+
+def adopt(cap, value):
+    """Follow ``value``, a NumPy array from outside the function (an
+    argument, a module attribute, an array a resume function receives),
+    as a graph input: ``torch.from_numpy(<its path>)``, made by the mock
+    on every call (sharing the array's memory, as the run did), its dtype,
+    shape and strides guarded.  True if ``value`` is tracked (now or
+    before); False leaves it to the usual rules (an outside object: a
+    break where C code would read it)."""
+    table = cap.recording.arrays
+    if table.tracks(value):
+        return True
+    if type(value) is not ndarray_type() or cap.speculation.depth or cap.interp.opaque \
+            or not cap.breaks.active:
+        return False
+    rg = cap.recording.refgraph
+    source = rg.source_of(value)
+    dtype = value.dtype
+    if source is None or dtype.name not in _NUMPY_NAMES.values() or not dtype.isnative \
+            or not value.flags.writeable or any(stride < 0 for stride in value.strides):
+        return False  # (torch.from_numpy would copy, warn or refuse)
+    site = cap.site()
+    rg.read(Attr(Attr(source, "dtype"), "str"), dtype.str, site)
+    rg.read(Attr(source, "shape"), value.shape, site)
+    rg.read(Attr(source, "strides"), value.strides, site)
+    with torch._C.DisableTorchFunction():
+        tensor = torch.from_numpy(value)
+    rec = cap.recording.recorder
+    node = rec.graph.placeholder("array_%d" % len(rec.inputs))
+    node.meta["example_value"] = tensor
+    rec.inputs.append((Converted(source, torch.from_numpy, "torch.from_numpy"), tensor, node))
+    rec.bind(tensor, node)
+    sizes = cap.recording.sizes
+    if sizes is not None and sizes.active:
+        sizes.specialize_tensor(rec, tensor, "NumPy code reads its sizes as plain ints",
+                                cap.site())
+    table.add(value, rec, tensor)
+    return True
+
+
+def _adopt_all(cap, values, depth=2):
+    """Adopt the outside arrays among ``values`` (and in their tuples and
+    lists)."""
+    for value in values:
+        tp = type(value)
+        if tp is ndarray_type():
+            adopt(cap, value)
+        elif depth and (tp is tuple or tp is list):
+            _adopt_all(cap, value, depth - 1)
+
+
+def may_take_arrays(fn):
+    """True if ``fn`` is a callee :func:`divert` mirrors or converts: a
+    NumPy function or ufunc, a method of an array, or torch's
+    ``from_numpy``/``as_tensor``/``asarray``/``tensor``."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return False
+    tp = type(fn)
+    if tp is np.ufunc or tp is type(np.clip):
+        return True
+    if tp is _BUILTIN_METHOD:
+        return type(fn.__self__) is np.ndarray or any(fn is f for f in _TORCH_CONVERTERS)
+    return tp is _METHOD_DESCRIPTOR and fn.__objclass__ is np.ndarray
+
+
+_TORCH_CONVERTERS = (torch.from_numpy, torch.as_tensor, torch.asarray, torch.tensor)
+
+
+def followed(cap, *values):
+    """True if one of ``values`` is a tracked array or scalar, adopting the
+    outside arrays among them first (an operator's operands, an indexed
+    array, an attribute's owner)."""
+    nd = ndarray_type()
+    table = cap.recording.arrays
+    return any(table.tracks(v) or type(v) is nd and adopt(cap, v) for v in values)
+
+
 # -- calls ------------------------------------------------------------------------
 def divert(cap, fn, args, kwargs):
     """The function ``(vm, fn, args, kwargs)`` that makes this call with the
     tracked arrays followed, or None (:func:`check_call` then vets it)."""
     table = cap.recording.arrays
+    if may_take_arrays(fn):
+        _adopt_all(cap, args)
+        if kwargs:
+            _adopt_all(cap, kwargs.values())
+        owner = getattr(fn, "__self__", None)
+        if owner is not None:
+            adopt(cap, owner)
     if not (table.carried(args) or kwargs and table.carried(kwargs) or table.carried(fn)):
         return None
     np = sys.modules["numpy"]
