@@ -51,6 +51,9 @@ class GraphRecorder:
         self.tensor_of = {}
         self.pinned = []
         self.inputs = []  # (source, tensor, placeholder node)
+        # input_check(tensor) raises Unrepresentable where a tensor from
+        # outside may not become a graph input (set by the capture).
+        self.input_check = None
         self.op_count = 0
         self.submodules = {}  # name -> GraphModule (torch.cond branches)
         # An op wrote a graph input (or a view of one) in place: a graph that
@@ -71,6 +74,8 @@ class GraphRecorder:
                 "untracked-tensor",
                 "a tensor of shape %s reached a torch op without an access path"
                 % (tuple(tensor.shape),))
+        if self.input_check is not None:
+            self.input_check(tensor)
         node = self.graph.placeholder(_placeholder_name(source, len(self.inputs)))
         node.meta["example_value"] = tensor
         self.inputs.append((source, tensor, node))

@@ -516,6 +516,9 @@ class CaptureInterpreter(Interpreter):
         cap = self.capture
         if cap.breaks.active and self.refgraph.is_outside(container) \
                 and not issubclass(type(container), Tensor):
+            if type(container) is arrays.ndarray_type() \
+                    and not arrays.outside_write(cap, container):
+                return  # (a break: the graph reads arrays from outside as inputs)
             method = "__delitem__" if delete else "__setitem__"
             if needs_interpreter(lookup(type(container), method)):
                 return  # the Python method's own writes are recorded

@@ -189,6 +189,7 @@ class Recording:
         self.ints = tracked_ints.IntTable()  # ints and bools from tensor data, by location
         self.arrays = arrays.ArrayTable()  # NumPy arrays from tensor data (t.numpy())
         self.recorder = GraphRecorder(self.refgraph.source_of, self.scalar_node, where)
+        self.recorder.input_check = self.check_input
         self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self.produced = {}  # explain with breaks: id -> tensor, outputs of the closed graphs
@@ -212,11 +213,19 @@ class Recording:
             return source
 
         self.recorder = GraphRecorder(source_or_earlier, self.scalar_node, self.where)
+        self.recorder.input_check = self.check_input
         # A resume point hands live values over as plain Python floats.
         self.scalars = scalars.ScalarTable()
         self.text = float_text.TextTable()
         self.ints.clear()
         self.arrays = arrays.ArrayTable()
+
+    def check_input(self, tensor):
+        """A tensor from outside is about to be a graph input: refused
+        (Unrepresentable) where its memory was written through a NumPy
+        array whose write the mock replays after the graph."""
+        if self.arrays.written:
+            arrays.check_input(self.arrays, tensor)
 
     def scalar_node(self, value):
         """The node of a non-tensor graph output: a tracked float or a

@@ -242,12 +242,6 @@ def test_array_live_across_a_break_is_rebuilt():
 
 
 # -- what still breaks, and stays right -----------------------------------------------
-def inplace_numpy(x):
-    a = x.numpy().copy()
-    a += 1  # BREAK
-    return torch.from_numpy(a) * 2
-
-
 def item_store(x):
     a = np.exp(x.numpy())
     a[0] = 0.0  # BREAK
@@ -276,7 +270,7 @@ def array_formatted(x):
     return x, "%s" % (a,)  # BREAK
 
 
-@pytest.mark.parametrize("fn", [inplace_numpy, item_store, ufunc_out, sort_in_place,
+@pytest.mark.parametrize("fn", [item_store, ufunc_out, sort_in_place,
                                 array_in_a_torch_op, array_formatted],
                          ids=lambda f: f.__name__)
 def test_unmirrored_uses_break_on_their_line_and_stay_right(fn):
@@ -546,3 +540,80 @@ def test_arrays_torch_cannot_share_stay_breaks():
     traced = pyinterp.trace(array_argument, backend="eager")
     for _ in range(2):
         raises_same(traced, array_argument, fresh(3, 4), reversed_rows)
+
+
+# -- in-place operators ----------------------------------------------------------------------------
+def centered_in_place(x):
+    h = torch.tanh(x * 2)
+    a = h.numpy()  # shares h's memory: a -= ... writes h too, as in eager
+    a -= a.mean(axis=0)
+    a *= 2
+    b = np.exp(a)  # NumPy's own memory, mirrored by a tensor of its own
+    b /= b.max()
+    return h, torch.from_numpy(b), a
+
+
+def in_place_on_the_callers_array(x, arr):
+    arr -= 1
+    arr *= np.float32(0.5)
+    return x + torch.from_numpy(arr)
+
+
+def in_place_numpy_refuses(x):
+    a = (x * 3).numpy().astype(np.int64)
+    a -= 0.5  # BREAK (NumPy's same_kind rule: UFuncTypeError, eager's)
+    return torch.from_numpy(a)
+
+
+def test_in_place_operators_are_in_the_graph():
+    whole(centered_in_place, fresh(3, 4))
+    whole(in_place_on_the_callers_array, fresh(3, 4), _array(0))
+    traced, counter = traced_counting(centered_in_place)
+    traced_arg = pyinterp.trace(in_place_on_the_callers_array, backend="aot_eager")
+    for seed in range(4):
+        x = fresh(3, 4, seed=seed)
+        got, want = traced(x), centered_in_place(x.clone())
+        assert_same(got[0], want[0])
+        assert_same(got[1], want[1])
+        same_numpy(got[2], want[2])
+        arr, arr_eager = _array(seed), _array(seed)
+        assert_same(traced_arg(x, arr), in_place_on_the_callers_array(x, arr_eager))
+        np.testing.assert_array_equal(arr, arr_eager)
+    assert counter.count == 1
+
+
+def test_in_place_operator_numpy_refuses_raises_eagers_error():
+    with pytest.raises(pyinterp.GraphBreakError) as info:
+        pyinterp.trace(in_place_numpy_refuses, fullgraph=True, backend="eager")(fresh(3))
+    assert info.value.kind == "numpy-call"
+    assert info.value.lineno == line_of(in_place_numpy_refuses, "# BREAK")
+    traced = pyinterp.trace(in_place_numpy_refuses, backend="eager")
+    for seed in range(2):
+        raises_same(traced, in_place_numpy_refuses, fresh(3, seed=seed))
+
+
+# -- writes into arrays from outside, replayed after the graph ------------------------------
+def write_then_read_through_a_tensor(x, arr, t):
+    arr[0] = 5.0  # replayed after the graph: t (the same memory) must not be read by it
+    return x + t
+
+
+def read_then_write_then_read(x, arr):
+    a = x.numpy()  # (an array of the graph: the split below hands it over)
+    y = opaque_scale(x)
+    arr[1] = -2.0  # a write into the caller's array (the resume function's argument)
+    return y + torch.from_numpy(arr) + torch.from_numpy(a)
+
+
+def test_writes_into_outside_arrays_keep_program_order():
+    traced = pyinterp.trace(write_then_read_through_a_tensor, backend="eager")
+    traced_split = pyinterp.trace(read_then_write_then_read, backend="eager")
+    for seed in range(3):
+        arr, arr_eager = np.zeros(3, np.float32), np.zeros(3, np.float32)
+        x = fresh(3, seed=seed)
+        assert_same(traced(x, arr, torch.from_numpy(arr)),
+                    write_then_read_through_a_tensor(x, arr_eager, torch.from_numpy(arr_eager)))
+        np.testing.assert_array_equal(arr, arr_eager)
+        arr, arr_eager = np.zeros(3, np.float32), np.zeros(3, np.float32)
+        assert_same(traced_split(x, arr), read_then_write_then_read(x, arr_eager))
+        np.testing.assert_array_equal(arr, arr_eager)

@@ -50,9 +50,19 @@ the same values, so the graph computes what NumPy computed:
   or ``print``, a live value at a graph break) as a graph output, which
   the mock turns back into an array with ``.numpy()`` (``[()]`` for a
   scalar).
+* An in-place operator (``a -= a.mean(0)``, ``a *= 2``) is the torch
+  in-place op on the array's tensor, in the graph (:func:`_in_place`):
+  NumPy's result, computed out of place first, must be castable to the
+  array's dtype (NumPy's ``same_kind`` rule; else NumPy raises, natively)
+  and equal the mirror's.
+* An item store into an array from outside is replayed by the mock after
+  its graph, but the graph reads its inputs when it runs: such a write is
+  a break where the graph takes arrays from outside, or a tensor sharing
+  the array's memory, as inputs; and after one, neither becomes an input
+  (:func:`outside_write`, :func:`check_input`).
 * Everything else that would consume one breaks the graph before the
-  instruction (:func:`check_instruction`, :func:`check_call`): an in-place
-  write (``a += 1``, ``a[0] = 0``, ``out=``), a torch op other than those
+  instruction (:func:`check_instruction`, :func:`check_call`): a write
+  into it (``a[0] = 0``, ``out=``, ``a.sort()``), a torch op other than those
   above, a truth test, formatting, a native call that is not a mirrored
   NumPy function.  Interpreted Python functions (NumPy's own Python code
   among them) receive tracked arrays as values; the C calls they make are
@@ -76,6 +86,7 @@ from ..numpy_calls import PURE, is_pure_function
 from .identity import STORES, stored_where_unseen
 from ...interp import calls
 from ...interp.model.operators import NATIVE_BINARY, NATIVE_COMPARE
+from ...opcodes.info import NB_SYMBOL
 from ...refgraph.fxgraph import Unrepresentable
 from ...refgraph.sources import Attr, Converted
 from ..torchfiles import runs_interpreted
@@ -126,6 +137,11 @@ class ArrayTable:
 
     def __init__(self):
         self._entries = {}
+        # Arrays from outside are graph inputs (adopt), read when the graph
+        # runs; a write into an array from outside is replayed after it:
+        # the two cannot mix in one capture (outside_write).
+        self.adopted = False
+        self.written = []  # the arrays from outside written so (replayed)
 
     def __bool__(self):
         return bool(self._entries)
@@ -222,6 +238,8 @@ def adopt(cap, value):
     rg = cap.recording.refgraph
     source = rg.source_of(value)
     dtype = value.dtype
+    if table.written:
+        return False  # (a replayed write would come after the graph read it)
     if source is None or dtype.name not in _NUMPY_NAMES.values() or not dtype.isnative \
             or not value.flags.writeable or any(stride < 0 for stride in value.strides):
         return False  # (torch.from_numpy would copy, warn or refuse)
@@ -241,7 +259,50 @@ def adopt(cap, value):
         sizes.specialize_tensor(rec, tensor, "NumPy code reads its sizes as plain ints",
                                 cap.site())
     table.add(value, rec, tensor)
+    table.adopted = True
     return True
+
+
+def outside_write(cap, array):
+    """An item store into ``array``, a NumPy array from outside, that the
+    mock replays after its graph.  The graph reads its inputs when it
+    runs, so a write that the program makes before a read of the same
+    memory would come after it in the mock: False after a break where the
+    graph takes arrays from outside as inputs, or a tensor sharing the
+    array's memory; True otherwise (the write is replayed, and such inputs
+    are refused from now on: :func:`check_input`, :func:`adopt`)."""
+    table = cap.recording.arrays
+    rec = cap.recording.recorder
+    if table.adopted or any(_overlaps(array, t) for _, t, _ in rec.inputs):
+        cap.break_graph("numpy-call", "a write into a NumPy array from outside whose memory "
+                        "the graph reads as an input")
+        return False
+    table.written.append(array)
+    return True
+
+
+def check_input(table, tensor):
+    """Raise Unrepresentable if ``tensor`` (about to be a graph input)
+    shares memory with an array from outside that a replayed write
+    changes (:func:`outside_write`)."""
+    if any(_overlaps(array, tensor) for array in table.written):
+        raise Unrepresentable("numpy-call", "a tensor sharing memory with a NumPy array from "
+                              "outside that the function writes")
+
+
+def _overlaps(array, tensor):
+    """``array``'s bytes and ``tensor``'s storage overlap."""
+    np = sys.modules["numpy"]
+    byte_bounds = getattr(np, "byte_bounds", None)  # (NumPy 1; 2 moved it)
+    if byte_bounds is None:
+        from numpy.lib.array_utils import byte_bounds
+    with torch._C.DisableTorchFunction():
+        if tensor.device.type != "cpu":
+            return False
+        storage = tensor.untyped_storage()
+        start, size = storage.data_ptr(), storage.nbytes()
+    low, high = byte_bounds(array)
+    return low < start + size and start < high
 
 
 def _adopt_all(cap, values, depth=2):
@@ -466,11 +527,74 @@ def binary_op(cap, nb, a, b):
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return MISSING
     if nb >= 13:
-        cap.break_graph("numpy-call", "an in-place operator on a NumPy array the graph "
-                        "computes")
-        return MISSING
+        return _in_place(cap, nb, a, b)
     op = NATIVE_BINARY[nb]
     return _mirrored(cap, "an operator", op, op, (a, b), {})
+
+
+def _in_place(cap, nb, a, b):
+    """``a -= b`` (``a`` a tracked array): the torch in-place op on its
+    tensor, in the graph.  NumPy's result is computed out of place first
+    (pure) and must be castable to ``a``'s dtype (NumPy's ``same_kind``
+    rule; else NumPy raises, natively).  Where ``a`` shares its tensor's
+    memory (``t.numpy()``, an array from outside) the torch op writes
+    both; else NumPy's own in-place op runs too.  Both must then hold
+    NumPy's values; else ``a`` is put back and the operator breaks and
+    runs natively (MISSING)."""
+    np = sys.modules["numpy"]
+    table = cap.recording.arrays
+    symbol = NB_SYMBOL.get(nb, "?")
+    if type(a) is not np.ndarray or not table.tracks(a) or cap.speculation.depth:
+        return _refuse_in_place(cap, symbol, "not an array the graph follows")
+    rec = cap.recording.recorder
+    before = set(rec.graph.nodes)
+    n_ops = rec.op_count
+    try:
+        with _MirrorWatch():
+            mirror_a, mirror_b = _mirror_args(cap, (a, b))
+    except _Refused as e:
+        return _refuse_in_place(cap, symbol, str(e))
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        expected = np.asarray(NATIVE_BINARY[nb - 13](a, b))
+    if raised or expected.shape != a.shape \
+            or not np.can_cast(expected.dtype, a.dtype, "same_kind"):
+        return _refuse_in_place(cap, symbol, "NumPy would warn, broadcast or refuse the cast")
+    expected = expected.astype(a.dtype)
+    tensor = table.tensor(a, rec)
+    with torch._C.DisableTorchFunction():
+        shared = tensor.data_ptr() == a.__array_interface__["data"][0] \
+            and tuple(s * a.itemsize for s in tensor.stride()) == a.strides
+    saved = a.copy()
+    why = None
+    try:
+        with _MirrorWatch():
+            NATIVE_BINARY[nb](mirror_a, mirror_b)  # (torch._numpy's in-place operator)
+    except _Refused as e:
+        why = str(e)
+    except Exception as e:  # noqa: BLE001 - (a mirror that cannot: NumPy decides)
+        why = "its torch._numpy mirror raised %s: %s" % (type(e).__name__, e)
+    if why is None and not shared:
+        NATIVE_BINARY[nb](a, b)  # (NumPy's own in-place operator on its own memory)
+    if why is None:
+        with torch._C.DisableTorchFunction():
+            values = tensor.detach().numpy()
+        if not (_close(values, expected) and _close(a, expected)):
+            why = "its mirror's values differ from NumPy's"
+    if why is not None:
+        a[...] = saved  # (whatever the mirror wrote through shared memory)
+        if not shared:
+            with torch._C.DisableTorchFunction():
+                tensor.copy_(torch.from_numpy(saved))
+        rec.erase({n for n in rec.graph.nodes if n not in before})
+        rec.op_count = n_ops
+        return _refuse_in_place(cap, symbol, why)
+    return a
+
+
+def _refuse_in_place(cap, symbol, why):
+    cap.break_graph("numpy-call", "%r on a NumPy array the graph computes (%s)" % (symbol, why))
+    return MISSING
 
 
 _UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_INVERT": operator.invert,
