@@ -617,3 +617,18 @@ def test_writes_into_outside_arrays_keep_program_order():
         arr, arr_eager = np.zeros(3, np.float32), np.zeros(3, np.float32)
         assert_same(traced_split(x, arr), read_then_write_then_read(x, arr_eager))
         np.testing.assert_array_equal(arr, arr_eager)
+
+
+def mixes_an_argument_array(x, weights):
+    a = np.tanh(x.numpy())
+    return torch.from_numpy(np.where(a > 0, 1.0, 0.5).astype(np.float32) * weights)
+
+
+def test_array_argument_as_an_operand_of_a_tracked_array():
+    weights = np.linspace(0.5, 1.5, 4).astype(np.float32)
+    whole(mixes_an_argument_array, fresh(3, 4), weights)
+    traced, counter = traced_counting(mixes_an_argument_array)
+    for seed in range(3):
+        x = fresh(3, 4, seed=seed)
+        assert_same(traced(x, weights * seed), mixes_an_argument_array(x, weights * seed))
+    assert counter.count == 1

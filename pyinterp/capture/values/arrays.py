@@ -340,7 +340,8 @@ def followed(cap, *values):
     array, an attribute's owner)."""
     nd = ndarray_type()
     table = cap.recording.arrays
-    return any(table.tracks(v) or type(v) is nd and adopt(cap, v) for v in values)
+    adopted = [type(v) is nd and adopt(cap, v) for v in values]  # (all of them)
+    return any(adopted) or any(table.tracks(v) for v in values)
 
 
 # -- calls ------------------------------------------------------------------------
@@ -727,7 +728,7 @@ def _mirror_args(cap, value, depth=4):
     np = sys.modules["numpy"]
     table = cap.recording.arrays
     tp = type(value)
-    if table.tracks(value):
+    if table.tracks(value) or tp is np.ndarray and adopt(cap, value):  # (from outside)
         return _tnp().ndarray(table.tensor(value, cap.recording.recorder))
     if tp in (int, float, bool, complex, str, type(None), slice, type(Ellipsis)):
         return value
