@@ -70,7 +70,8 @@ class Walker:
         if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
             return "scalar"
         if self.arrays and self.arrays.tracks(value):
-            return "array"
+            # (an array from outside, a graph input, is itself by its path)
+            return "source" if self.source_of(value) is not None else "array"
         tp = type(value)
         if (tp is str or tp is float) and self.derived is not None \
                 and self.derived.recipe(value) is not None:

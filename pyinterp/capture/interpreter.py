@@ -802,7 +802,8 @@ class CaptureInterpreter(Interpreter):
         values = list(args) + (list(kwargs.values()) if kwargs else [])
         for v in values:
             if rg.is_outside(v) and not issubclass(type(v), _PASSIVE_ARGUMENTS) \
-                    and consumers.container_kind(v) is None:
+                    and consumers.container_kind(v) is None \
+                    and not cap.recording.arrays.tracks(v):  # (an array that is an input)
                 cap.break_graph("opaque-native-call", "torch's %s() received a %s from outside"
                                 % (_name_of(fn), type(v).__name__))
                 return calls.call(self, fn, args, kwargs)

@@ -382,11 +382,19 @@ def tensor_of_an_outside_array(x):
     return x + torch.tensor(_OUTSIDE_ARRAY)
 
 
-def test_tensor_of_an_outside_array_is_still_a_break():
-    assert pyinterp.explain(tensor_of_an_outside_array, fresh(2)).graph_break_count >= 1
-    traced = pyinterp.trace(tensor_of_an_outside_array)
-    for seed in range(2):
-        run_both(traced, tensor_of_an_outside_array, fresh(2, seed=seed))
+def test_tensor_of_an_outside_array_reads_its_values_on_every_call():
+    # (the array is a graph input, torch.from_numpy of its path: its values
+    # are read on every call, never a constant; values/arrays.py)
+    assert pyinterp.explain(tensor_of_an_outside_array, fresh(2)).graph_break_count == 0
+    traced, counter = traced_counting(tensor_of_an_outside_array)
+    saved = _OUTSIDE_ARRAY.copy()
+    try:
+        for seed in range(3):
+            _OUTSIDE_ARRAY[:] = saved * (seed + 1)
+            run_both(traced, tensor_of_an_outside_array, fresh(2, seed=seed))
+    finally:
+        _OUTSIDE_ARRAY[:] = saved
+    assert counter.count == 1
 
 
 def add_random_int_up_to(x, n):
