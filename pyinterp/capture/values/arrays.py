@@ -16,8 +16,10 @@ the same values, so the graph computes what NumPy computed:
 * A NumPy function of :data:`.numpy_calls.PURE` (but ``argsort``, whose
   order of ties is NumPy's own), or a ufunc without
   ``out=``/``where=``, that receives tracked arrays (and otherwise plain
-  numbers, strings, None, slices, dtypes: no other array); an operator
-  (``+``, ``>``...; not in place), an index read (``a[:, 0]``), ``a.T``,
+  numbers, strings, None, slices, dtypes, NumPy scalars and arrays of
+  plain values the run made, up to 4096 elements, as constants; arrays
+  from outside are adopted, below); an operator (``+``, ``>``, ``-a``,
+  ``~m``; in place below), an index read (``a[:, 0]``), ``a.T``,
   or a method of :data:`METHODS` of a tracked array: the real call runs
   (all are pure), then its mirror, the same function of ``torch._numpy``
   on the tracked tensors, whose torch ops the recording mode records.
@@ -49,7 +51,7 @@ the same values, so the graph computes what NumPy computed:
 * A tracked array leaves the function (the return value, a replayed write
   or ``print``, a live value at a graph break) as a graph output, which
   the mock turns back into an array with ``.numpy()`` (``[()]`` for a
-  scalar).
+  scalar); an adopted array is itself, by its path.
 * An in-place operator (``a -= a.mean(0)``, ``a *= 2``) is the torch
   in-place op on the array's tensor, in the graph (:func:`_in_place`):
   NumPy's result, computed out of place first, must be castable to the
