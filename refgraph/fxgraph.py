@@ -99,6 +99,18 @@ class GraphRecorder:
                 del self.node_of[key]
                 self.tensor_of.pop(key, None)
 
+    def mark(self):
+        """Where the graph stands now, for :meth:`roll_back`."""
+        return len(self.graph.nodes), self.op_count
+
+    def roll_back(self, mark):
+        """Erase the ops recorded since ``mark`` and take back their count:
+        nothing may reach their values any more (a failed speculation, a
+        refused NumPy mirror).  Graph inputs stay."""
+        n_nodes, op_count = mark
+        self.erase({n for n in list(self.graph.nodes)[n_nodes:] if n.op != "placeholder"})
+        self.op_count = op_count
+
     def map_arg(self, value):
         """``value`` with tensors replaced by nodes, checked to be storable."""
         torch = self.torch

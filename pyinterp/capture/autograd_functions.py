@@ -45,7 +45,7 @@ instead (Dynamo makes it one higher-order op, with both traced):
 import torch
 
 from .consumers import ARGS, consume
-from .graphmend.speculate import Speculating, discard_ops
+from .graphmend.speculate import Speculating
 
 _Function = torch.autograd.Function
 _APPLY = _Function.apply.__func__
@@ -186,7 +186,7 @@ def speculate(cap, run, writable, inputs=(), written=None):
     write in place (a ``mark_dirty`` forward), their values and nodes put
     back after it (:class:`_Inputs`), their ids added to ``written``."""
     rec = cap.recording.recorder
-    mark, ops0 = len(rec.graph.nodes), rec.op_count
+    start = rec.mark()
     ints0 = cap.recording.ints.snapshot()
     rng0 = torch.random.get_rng_state()
     outer_judge = cap.speculation.made_here
@@ -214,7 +214,7 @@ def speculate(cap, run, writable, inputs=(), written=None):
         cap.speculation.leave()
         cap.recording.ints.restore(ints0)
         torch.random.set_rng_state(rng0)
-        discard_ops(rec, mark, ops0)
+        rec.roll_back(start)
         kept.put_back()
         if written is not None:
             written.update(kept.saved)

@@ -121,8 +121,7 @@ class CaptureInterpreter(Interpreter):
             self.refgraph.read_lookup(mro, name, self.capture.site())
 
     def load_attr(self, obj, name):
-        if (self.capture.recording.arrays or type(obj) is arrays.ndarray_type()) \
-                and self.capture.breaks.active and arrays.followed(self.capture, obj):
+        if arrays.hooked(self.capture, obj):
             return arrays.load_attr(self.capture, obj, name)  # a.T, a.shape, a.sum
         if self.capture.breaks.active:
             if lookup(type(obj), "__getattr__") is _MODULE_GETATTR:
@@ -278,8 +277,7 @@ class CaptureInterpreter(Interpreter):
 
     def getitem(self, container, key):
         cap = self.capture
-        if (cap.recording.arrays or type(container) is arrays.ndarray_type()) \
-                and cap.breaks.active and arrays.followed(cap, container):
+        if arrays.hooked(cap, container):
             return arrays.getitem(cap, container, key)  # a[:, 0]: mirrored
         try:
             value = containers.getitem(self, container, key)
@@ -329,9 +327,7 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or ta is Tensor or tb is Tensor or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.binary_op(self, nb, a, b)
-        nd = arrays.ndarray_type()
-        if (self.capture.recording.arrays or ta is nd or tb is nd) \
-                and arrays.followed(self.capture, a, b):
+        if arrays.hooked(self.capture, a, b):
             result = arrays.binary_op(self.capture, nb, a, b)  # a * 2: mirrored
             if result is not arrays.MISSING:
                 return result
@@ -360,8 +356,7 @@ class CaptureInterpreter(Interpreter):
     def unary_op(self, opname, value):
         """``-a``/``~a`` of a NumPy array the graph computes: mirrored
         (values/arrays.py); anything else as in the plain interpreter."""
-        if (self.capture.recording.arrays or type(value) is arrays.ndarray_type()) \
-                and self.capture.breaks.active and arrays.followed(self.capture, value):
+        if arrays.hooked(self.capture, value):
             result = arrays.unary_op(self.capture, opname, value)
             if result is not arrays.MISSING:
                 return result
@@ -374,9 +369,7 @@ class CaptureInterpreter(Interpreter):
         if (ta in SCALAR_TYPES and tb in SCALAR_TYPES) or not self.capture.breaks.active \
                 or issubclass(type(a), Tensor) or issubclass(type(b), Tensor):
             return operators.compare(self, op, a, b)
-        nd = arrays.ndarray_type()
-        if (self.capture.recording.arrays or ta is nd or tb is nd) \
-                and arrays.followed(self.capture, a, b):
+        if arrays.hooked(self.capture, a, b):
             result = arrays.compare(self.capture, op, a, b)  # a > 0: mirrored
             if result is not arrays.MISSING:
                 return result

@@ -450,3 +450,21 @@ def test_float_nodes_made_for_arms_that_no_arm_used_are_dropped():
     explanation = pyinterp.explain(fn, *_args(0, (3,), (4,)))
     assert explanation.graph_break_count == 0
     assert "float64" not in explanation.graphs[0].code, explanation.graphs[0].code
+
+
+def scalar_in_a_list_that_holds_itself(x, y):
+    values = []
+    values.append(values)
+    values.append(y.sum().item())
+
+    class Box:
+        pass
+    box = Box()
+    box.values = values  # (the capture looks into the list for floats: once)
+    return x * values[1], str(vars(box))
+
+
+def test_a_list_that_holds_itself_is_looked_into_once():
+    # The walk for tracked floats inside containers met the list again
+    # inside itself and recursed until RecursionError (eager runs fine).
+    _check_breaks(scalar_in_a_list_that_holds_itself, (3,), (4,))

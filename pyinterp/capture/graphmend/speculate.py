@@ -128,8 +128,8 @@ def try_merge(vm, frame, ins, cond):
     int_places = []
     rng0 = torch.random.get_rng_state()
     results = []
-    marks = [len(cap.recording.recorder.graph.nodes)]  # where each arm's recorded nodes start
-    ops0 = cap.recording.recorder.op_count
+    before_arms = cap.recording.recorder.mark()
+    marks = [before_arms[0]]  # where each arm's recorded nodes start
     cap.speculation.enter()
     try:
         for start, pushed in arms:
@@ -168,7 +168,7 @@ def try_merge(vm, frame, ins, cond):
         frame.stack[:] = stack0
         cap.recording.ints.restore(ints0)
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
-        discard_ops(cap.recording.recorder, marks[0], ops0)
+        cap.recording.recorder.roll_back(before_arms)  # (nothing can reach the arms' values)
         _drop_unused(cap.recording.recorder, premade, marks[0])
         return None
     _drop_unused(cap.recording.recorder, premade, marks[0])
@@ -206,15 +206,6 @@ def _drop_unused(rec, lo, hi):
             unused.add(n)
     if unused:
         rec.erase(unused)
-
-
-def discard_ops(rec, mark, op_count):
-    """Erase the ops the arms recorded (the graph's nodes from ``mark`` on;
-    ``op_count`` ops before them): after a failed speculation nothing can
-    reach their values, and the eager backend would run them on every
-    call.  Graph inputs stay."""
-    rec.erase({n for n in list(rec.graph.nodes)[mark:] if n.op != "placeholder"})
-    rec.op_count = op_count
 
 
 class Journal:

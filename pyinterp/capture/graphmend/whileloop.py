@@ -106,7 +106,7 @@ def _attempt(vm, frame, instructions, ins, cond, loop, counters):
     cap = vm.capture
     rec = cap.recording.recorder
     before = (list(frame.fast), list(frame.stack), torch.random.get_rng_state())
-    ops = (len(rec.graph.nodes), rec.op_count)  # (undone from here on failure)
+    ops = rec.mark()  # (undone from here on failure)
     result = None
     cap.speculation.enter()
     try:
@@ -174,7 +174,7 @@ def _undo(frame, before, rec, ops):
     node, the op count)."""
     frame.fast[:], frame.stack[:] = before[0], before[1]
     torch.random.set_rng_state(before[2])
-    speculate.discard_ops(rec, *ops)
+    rec.roll_back(ops)
 
 
 def _promote(frame, counters, device):

@@ -85,7 +85,7 @@ import torch
 
 from .. import rules
 from ..numpy_calls import PURE, is_pure_function
-from .identity import STORES, stored_where_unseen
+from .identity import STORES, IdentityTable, stored_where_unseen
 from ...interp import calls
 from ...interp.model.operators import NATIVE_BINARY, NATIVE_COMPARE
 from ...opcodes.info import NB_SYMBOL
@@ -116,7 +116,6 @@ _NEUTRAL = (len, isinstance, issubclass, type, callable)
 _BUILTIN_METHOD = type([].append)
 _METHOD_DESCRIPTOR = type(list.append)
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "nbytes"})
-_TO_TORCH = ("from_numpy", "as_tensor", "asarray")
 # The dtypes NumPy and torch._numpy share (NumPy's names).
 _NUMPY_NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8",
                 torch.int16: "int16", torch.int32: "int32", torch.int64: "int64",
@@ -131,43 +130,33 @@ _DATA_READS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "
                          "__str__", "data_ptr"})
 
 
-class ArrayTable:
+class ArrayTable(IdentityTable):
     """The tracked NumPy arrays and scalars of one capture: ``id -> (value,
     recorder, tensor)``, ``tensor`` a tensor of ``recorder``'s graph that
-    holds the same values (the value is kept alive, so an id is not reused
-    while the table lives)."""
+    holds the same values.  Any type may be tracked (NumPy's scalar types
+    are many); a bound method of a tracked array (``a.sum``, handed on
+    uncalled) is carried too."""
 
     def __init__(self):
-        self._entries = {}
+        super().__init__()
         # Arrays from outside are graph inputs (adopt), read when the graph
         # runs; a write into an array from outside is replayed after it:
         # the two cannot mix in one capture (outside_write).
         self.adopted = False
         self.written = []  # the arrays from outside written so (replayed)
 
-    def __bool__(self):
-        return bool(self._entries)
-
     def add(self, value, recorder, tensor):
         self._entries[id(value)] = (value, recorder, tensor)
 
     def tracks(self, value):
-        entry = self._entries.get(id(value))
-        return entry is not None and entry[0] is value
+        return id(value) in self._entries
 
-    def carried(self, value, depth=4):
-        """True if ``value`` is, or contains (tuples, lists, dicts), a
-        tracked array or scalar."""
-        if self.tracks(value):
+    def _held(self, value):
+        if id(value) in self._entries:
             return True
-        tp = type(value)
-        if tp is _BUILTIN_METHOD:  # a.sum, handed on uncalled
-            return self.tracks(value.__self__)
-        if depth and (tp is tuple or tp is list):
-            return any(self.carried(v, depth - 1) for v in value)
-        if depth and tp is dict:
-            return any(self.carried(v, depth - 1) for v in value.values())
-        return False
+        if type(value) is _BUILTIN_METHOD:
+            return id(value.__self__) in self._entries
+        return None
 
     def tensor(self, value, recorder):
         """The tensor holding ``value``'s values, in ``recorder``'s graph."""
@@ -213,14 +202,41 @@ def produce(cap, func, args, kwargs):
 
 
 # -- arrays from outside: graph inputs ----------------------------------------------
+def _numpy():
+    """The ``numpy`` module once it is loaded (by anyone), else None; kept
+    once found, so the capture's hooks need no ``sys.modules`` lookup."""
+    global _NUMPY
+    if _NUMPY is None:
+        _NUMPY = sys.modules.get("numpy")
+    return _NUMPY
+
+
+_NUMPY = None
+
+
 def ndarray_type():
     """``np.ndarray``, or a class no value has while NumPy is not loaded."""
-    np = sys.modules.get("numpy")
+    np = _NUMPY or _numpy()
     return np.ndarray if np is not None else _NoNumpy
 
 
 class _NoNumpy:
     pass
+
+
+def hooked(cap, *values):
+    """True if an operation on ``values`` (an operator's operands, an
+    indexed array, an attribute's owner) is one this module follows:
+    capture is on and one of them is a tracked array or scalar, or an
+    array from outside adopted now (:func:`followed`).  The capture's
+    hooks ask this first, so that code without arrays pays one test."""
+    if not cap.breaks.active:
+        return False
+    if not cap.recording.arrays:
+        nd = ndarray_type()
+        if not any(type(v) is nd for v in values):
+            return False
+    return followed(cap, *values)
 
 
 def adopt(cap, value):
@@ -294,7 +310,7 @@ def check_input(table, tensor):
 
 def _overlaps(array, tensor):
     """``array``'s bytes and ``tensor``'s storage overlap."""
-    np = sys.modules["numpy"]
+    np = _numpy()
     byte_bounds = getattr(np, "byte_bounds", None)  # (NumPy 1; 2 moved it)
     if byte_bounds is None:
         from numpy.lib.array_utils import byte_bounds
@@ -322,18 +338,16 @@ def may_take_arrays(fn):
     """True if ``fn`` is a callee :func:`divert` mirrors or converts: a
     NumPy function or ufunc, a method of an array, or torch's
     ``from_numpy``/``as_tensor``/``asarray``/``tensor``."""
-    np = sys.modules.get("numpy")
+    np = _NUMPY or _numpy()
     if np is None:
         return False
     tp = type(fn)
     if tp is np.ufunc or tp is type(np.clip):
         return True
     if tp is _BUILTIN_METHOD:
-        return type(fn.__self__) is np.ndarray or any(fn is f for f in _TORCH_CONVERTERS)
+        return type(fn.__self__) is np.ndarray or _conversion(fn) is not None
     return tp is _METHOD_DESCRIPTOR and fn.__objclass__ is np.ndarray
 
-
-_TORCH_CONVERTERS = (torch.from_numpy, torch.as_tensor, torch.asarray, torch.tensor)
 
 
 def followed(cap, *values):
@@ -360,9 +374,9 @@ def divert(cap, fn, args, kwargs):
             adopt(cap, owner)
     if not (table.carried(args) or kwargs and table.carried(kwargs) or table.carried(fn)):
         return None
-    np = sys.modules["numpy"]
-    if getattr(fn, "__module__", None) == "torch" and getattr(fn, "__name__", "") in _TO_TORCH:
-        return _to_torch_call if getattr(torch, fn.__name__) is fn else None
+    np = _numpy()
+    if _conversion(fn) is not None:
+        return _to_torch_call
     if fn is float and len(args) == 1 and not kwargs:
         return _float_call
     if fn in _NEUTRAL:  # len(a), isinstance(a, np.ndarray): metadata the guards fix
@@ -438,31 +452,51 @@ def _method_call(vm, fn, args, kwargs):
                      rest, kwargs, (owner,))
 
 
+# torch's converters from NumPy, and the node each one is in the graph: a
+# view of the array's tensor (it shares the array's memory), or a copy.
+_CONVERSIONS = ((torch.from_numpy, "view_as"), (torch.as_tensor, "view_as"),
+                (torch.asarray, "view_as"), (torch.tensor, "clone"))
+
+
+def _conversion(fn):
+    """How ``fn`` converts a NumPy value (:data:`_CONVERSIONS`), or None
+    for any other callee."""
+    for converter, how in _CONVERSIONS:
+        if fn is converter:
+            return how
+    return None
+
+
 def _to_torch_call(vm, fn, args, kwargs):
-    """``torch.from_numpy(a)``/``as_tensor``/``asarray``: a view node of
-    the array's tensor."""
-    cap = vm.capture
-    table = cap.recording.arrays
-    array = args[0] if len(args) == 1 and not kwargs else None
-    np = sys.modules["numpy"]
-    if array is None or type(array) is not np.ndarray or not table.tracks(array):
-        return _refuse_call(cap, fn, args, kwargs, "torch.%s() of a NumPy array the graph "
-                            "computes, with other arguments" % fn.__name__)
-    return _to_tensor(cap, fn, array, "view_as")
+    """A converter called by the run with a tracked array or scalar."""
+    made = _converted(vm.capture, fn, args, kwargs)
+    if made is MISSING:
+        return _refuse_call(vm.capture, fn, args, kwargs, "torch.%s() of a NumPy value the "
+                            "graph computes, with other arguments" % fn.__name__)
+    return made
 
 
 def tensor_op(cap, func, name, args, kwargs):
-    """A torch function of the recording mode that received a tracked array
-    or scalar: ``torch.tensor(a)`` (a copy), ``torch.as_tensor(a)``,
-    ``torch.asarray(a)``; any other breaks the graph (then None)."""
-    np = sys.modules["numpy"]
-    table = cap.recording.arrays
-    value = args[0] if len(args) == 1 and not kwargs else None
-    if func in (torch.tensor, torch.as_tensor, torch.asarray) and table.tracks(value) \
-            and (type(value) is np.ndarray or func is torch.tensor):
-        return _to_tensor(cap, func, value, "clone" if func is torch.tensor else "view_as")
+    """A torch function of the recording mode (called by native or torch
+    code) that received a tracked array or scalar: a converter as in
+    :func:`_converted`; any other breaks the graph (then None)."""
+    made = _converted(cap, func, args, kwargs)
+    if made is not MISSING:
+        return made
     cap.break_graph("numpy-call", "%s() of a NumPy array the graph computes" % (name or func))
     return None
+
+
+def _converted(cap, fn, args, kwargs):
+    """``torch.from_numpy(a)``/``as_tensor``/``asarray`` of a tracked
+    array: a view node of its tensor; ``torch.tensor(a)`` of a tracked
+    array or scalar: a copy.  MISSING for any other call."""
+    how = _conversion(fn)
+    value = args[0] if len(args) == 1 and not kwargs else None
+    if how is None or not cap.recording.arrays.tracks(value) \
+            or (how == "view_as" and type(value) is not _numpy().ndarray):
+        return MISSING
+    return _to_tensor(cap, fn, value, how)
 
 
 def _to_tensor(cap, fn, array, how):
@@ -495,7 +529,7 @@ def _float_call(vm, fn, args, kwargs):
     """``float(s)``/``s.item()`` of a tracked floating NumPy scalar (or
     0-d array): a tracked float."""
     cap = vm.capture
-    np = sys.modules["numpy"]
+    np = _numpy()
     table = cap.recording.arrays
     method = _method_of(table, fn, args)
     scalar = method[0] if method is not None else args[0]
@@ -544,14 +578,13 @@ def _in_place(cap, nb, a, b):
     both; else NumPy's own in-place op runs too.  Both must then hold
     NumPy's values; else ``a`` is put back and the operator breaks and
     runs natively (MISSING)."""
-    np = sys.modules["numpy"]
+    np = _numpy()
     table = cap.recording.arrays
     symbol = NB_SYMBOL.get(nb, "?")
     if type(a) is not np.ndarray or not table.tracks(a) or cap.speculation.depth:
         return _refuse_in_place(cap, symbol, "not an array the graph follows")
     rec = cap.recording.recorder
-    before = set(rec.graph.nodes)
-    n_ops = rec.op_count
+    start = rec.mark()
     try:
         with _MirrorWatch():
             mirror_a, mirror_b = _mirror_args(cap, (a, b))
@@ -589,8 +622,7 @@ def _in_place(cap, nb, a, b):
         if not shared:
             with torch._C.DisableTorchFunction():
                 tensor.copy_(torch.from_numpy(saved))
-        rec.erase({n for n in rec.graph.nodes if n not in before})
-        rec.op_count = n_ops
+        rec.roll_back(start)
         return _refuse_in_place(cap, symbol, why)
     return a
 
@@ -657,8 +689,7 @@ def _mirrored(cap, what, real, mirror, args, kwargs, leading=(), plain_result=Fa
         return _break_and_rerun(cap, what, real, args, kwargs, "torch._numpy has no mirror "
                                 "of it")
     rec = cap.recording.recorder
-    before = set(rec.graph.nodes)
-    n_ops = rec.op_count
+    start = rec.mark()
     call_args = tuple(leading) + tuple(args)
     try:  # (before the real call: an argument such as out= makes it impure)
         with _MirrorWatch():  # (constant arguments are made by torch._numpy)
@@ -686,8 +717,7 @@ def _mirrored(cap, what, real, mirror, args, kwargs, leading=(), plain_result=Fa
     if why is None:
         why = _track(cap, result, mirrored, call_args, plain_result)
     if why is not None:
-        rec.erase({n for n in rec.graph.nodes if n not in before})
-        rec.op_count = n_ops
+        rec.roll_back(start)
         return _break_and_rerun(cap, what, real, args, kwargs, why)
     return result
 
@@ -727,7 +757,7 @@ def _mirror_args(cap, value, depth=4):
     """``value`` with tracked arrays and scalars replaced by
     ``torch._numpy`` arrays of their tensors and NumPy dtypes by their
     names; anything else that is not plain refuses the mirror."""
-    np = sys.modules["numpy"]
+    np = _numpy()
     table = cap.recording.arrays
     tp = type(value)
     if table.tracks(value) or tp is np.ndarray and adopt(cap, value):  # (from outside)
@@ -760,7 +790,7 @@ def _mirror_args(cap, value, depth=4):
 def _track(cap, result, mirrored, operands, plain_result):
     """Track ``result`` with the tensor of ``mirrored``; the reason they
     disagree, or None."""
-    np = sys.modules["numpy"]
+    np = _numpy()
     tnp = _tnp()
     if type(result) is not np.ndarray and not isinstance(result, np.generic):
         with torch._C.DisableTorchFunction():
@@ -801,7 +831,7 @@ def _track(cap, result, mirrored, operands, plain_result):
 
 
 def _close(got, expected):
-    np = sys.modules["numpy"]
+    np = _numpy()
     if expected.dtype.kind in "fc":
         tolerance = 8 * np.finfo(expected.dtype).eps
         return np.allclose(got, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
@@ -812,7 +842,7 @@ def _sharing(cap, result, tensor, operands):
     """How the mirror's memory relates to NumPy's: "same" (both copies, or
     the same view of the same operand), "clone" (NumPy copied, the mirror
     viewed an operand's tensor), or "differs"."""
-    np = sys.modules["numpy"]
+    np = _numpy()
     table = cap.recording.arrays
     rec = cap.recording.recorder
     outcome = "same"

@@ -19,16 +19,36 @@ class IdentityTable:
     def tracks(self, value):
         return type(value) in self.TYPES and id(value) in self._entries
 
-    def carried(self, value):
-        """True if ``value`` is, or contains (tuples, lists, dicts), a value
-        of this table."""
-        tp = type(value)
-        if tp in self.TYPES:
+    def _held(self, value):
+        """True if ``value`` is one of the table's values, False if it is of
+        the table's kind but not one, None for a value of any other kind
+        (containers are looked into by :meth:`carried`)."""
+        if type(value) in self.TYPES:
             return id(value) in self._entries
-        if tp in (tuple, list):
-            return any(self.carried(v) for v in value)
-        if tp is dict:
-            return any(self.carried(v) for v in value.values())
+        return None
+
+    def carried(self, value):
+        """True if ``value`` is, or contains (tuples, lists, dicts, at any
+        depth), a value of this table.  A container met twice (a list that
+        holds itself) is looked into once."""
+        held = self._held(value)
+        if held is not None:
+            return held
+        tp = type(value)
+        if tp is not tuple and tp is not list and tp is not dict:
+            return False
+        seen = set()
+        todo = [value]
+        while todo:
+            value = todo.pop()
+            held = self._held(value)
+            if held:
+                return True
+            tp = type(value)
+            if held is None and (tp is tuple or tp is list or tp is dict) \
+                    and id(value) not in seen:
+                seen.add(id(value))
+                todo.extend(value.values() if tp is dict else value)
         return False
 
 
