@@ -152,12 +152,16 @@ class MockBuilder:
         self._building = set()
         self.graph_code = None
 
-    def call_graph(self, graph, input_sources, rerunnable=True):
+    def call_graph(self, graph, input_sources, rerunnable=True, check=None):
         """``outs = graph(*inputs)``.  ``rerunnable``: a graph that raises
         leaves no trace (it mutates no input), so the function may run
-        again natively in its place (:func:`graph_raised`)."""
+        again natively in its place (:func:`graph_raised`).  ``check``:
+        called with ``outs`` right after, before anything else of the mock
+        (it raises where a value the graph assumed differs)."""
         inputs = tuple(self.g.resolve(s) for s in input_sources)
         self.g.assign("outs", Call(Obj(graph, "graph"), inputs))
+        if check is not None:
+            self.g.assign("_", Call(Obj(check, check.__name__), (Local("outs"),)))
         self.graph_code = _entered_code(graph) if rerunnable else None
 
     def build(self):

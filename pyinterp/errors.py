@@ -73,6 +73,13 @@ class GraphBreakSignal(PyinterpInternal):
         self.record = record
 
 
+class AssumptionFailed(PyinterpInternal):
+    """Raised by a mock right after its graph: a bool the graph assumed
+    from tensor data (``mask.any().item()``) differs on this call.  The
+    traced callable catches it and uses another cache entry (internal: the
+    program never sees it)."""
+
+
 class RecompileLimitWarning(UserWarning):
     """A traced function reached its ``cache_limit``: new misses now run
     natively.  The message names the guard that failed most often."""

@@ -59,6 +59,9 @@ class GraphRecorder:
         # An op wrote a graph input (or a view of one) in place: a graph that
         # raises may have changed it already (see note_mutation).
         self.mutated_input = False
+        # (node, value, site) per bool from tensor data the graph assumes
+        # (pyinterp/capture/values/assumptions.py).
+        self.assumptions = []
         self._leaf_types = _FX_LEAF_TYPES + (
             torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size)
 
@@ -169,14 +172,21 @@ class GraphRecorder:
         place: note whether it shares storage with a graph input, as a view
         of one does.  A mock whose graph raised may run the function again
         natively only if the graph wrote no input."""
+        if not self.mutated_input:
+            self.mutated_input = self.writes_input(written)
+
+    def writes_input(self, written):
+        """True if ``written`` (a tensor, or a tuple of them) shares storage
+        with a graph input (or has no storage to compare)."""
         torch = self.torch
         items = written if isinstance(written, (tuple, list)) else (written,)
         for t in items:
-            if self.mutated_input or not isinstance(t, torch.Tensor):
+            if not isinstance(t, torch.Tensor):
                 continue
             key = _storage_of(t)
-            self.mutated_input = key is None or any(
-                _storage_of(i) == key for _, i, _ in self.inputs)
+            if key is None or any(_storage_of(i) == key for _, i, _ in self.inputs):
+                return True
+        return False
 
     def bind_result(self, node, result):
         torch = self.torch
@@ -192,15 +202,17 @@ class GraphRecorder:
                     self.bind_result(part, item)
 
     # -- the end ------------------------------------------------------------
-    def finish(self, outputs):
-        """Close the graph with ``outputs`` (tensors) and return a GraphModule."""
+    def finish(self, outputs, last=None):
+        """Close the graph with ``outputs`` (tensors), then the node ``last``
+        if given, and return a GraphModule."""
         import torch
         import torch.fx
 
         # No dead-code elimination: an op whose result is unused may still
         # mutate an input in place (the backend prunes what is pure).
-        self.graph.output(tuple(self.node_for(t) if isinstance(t, torch.Tensor)
-                                else self.scalar_node(t) for t in outputs))
+        nodes = tuple(self.node_for(t) if isinstance(t, torch.Tensor) else self.scalar_node(t)
+                      for t in outputs)
+        self.graph.output(nodes + ((last,) if last is not None else ()))
         root = torch.nn.Module()
         for name, module in self.submodules.items():
             setattr(root, name, module)

@@ -29,8 +29,8 @@ def _retired_guard(args, kwargs):
 class Entry:
     """One cache entry: a guard and what to run when it passes."""
 
-    __slots__ = ("guard", "mock", "native", "run", "trace", "hits", "failures", "_watches",
-                 "__weakref__")
+    __slots__ = ("guard", "mock", "native", "run", "trace", "hits", "failures", "assumes",
+                 "assumption_failures", "_watches", "__weakref__")
 
     def __init__(self, guard, mock, trace, run=None):
         self.guard = guard
@@ -42,6 +42,10 @@ class Entry:
         self.trace = trace
         self.hits = 0  # calls its guard passed
         self.failures = {}  # guard failure index -> calls it failed
+        # Its graph assumes bools from tensor data (values/assumptions.py):
+        # the calls where one differed (the mock raised AssumptionFailed).
+        self.assumes = bool(getattr(trace, "assumptions", ()))
+        self.assumption_failures = 0
         self._watches = ()
 
     def watch(self, refs):

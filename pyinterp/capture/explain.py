@@ -57,6 +57,7 @@ class Explanation:
         self.times = dict(trace.times)
         self.compile_times = _times_line(self.times)
         self.specializations = specializations(trace.guards, trace.param_names)
+        self.assumptions = [_assumption_text(site, value) for site, value in trace.assumptions]
         self.dynamic_lines = [] if trace.dynamic is None else [
             name_parameters(line, trace.param_names) for line in trace.dynamic.lines()]
         from .ddp_split import parts_of  # (torch is loaded: a capture ran)
@@ -80,6 +81,17 @@ class Explanation:
     __repr__ = __str__
 
 
+def _assumption_text(site, value):
+    """``file:line: source -> value`` for one assumed bool."""
+    import linecache
+
+    if site is None:
+        return "(no user line) -> %s" % value
+    filename, lineno = site
+    return "%s:%s: %s -> %s" % (filename, lineno, linecache.getline(filename, lineno).strip(),
+                                value)
+
+
 def _times_line(times):
     return "capture %.3f s (guard build %.3f s), backend compile %.3f s" % (
         times["capture"], times["guards"], times["compile"])
@@ -95,6 +107,9 @@ def recompile_reasons(entries):
         for index, n in entry.failures.items():
             text = "%s (entry %d)" % (brief_failure(entry.trace, index), number)
             counts[text] = counts.get(text, 0) + n
+        if entry.assumption_failures:
+            text = "a bool its graph assumed differed (entry %d)" % number
+            counts[text] = entry.assumption_failures
     return sorted(counts.items(), key=lambda item: -item[1])
 
 

@@ -110,6 +110,7 @@ def summary(exp):
         out.append("DDP gradient buckets: each graph split into %s part(s)"
                    % ", ".join(map(str, exp.ddp_parts)))
     out += _breaks(exp)
+    out += _assumptions(exp)
     out += _specializations(exp)
     if exp.dynamic_lines:
         out.append("Dynamic shapes:")
@@ -172,6 +173,18 @@ def _specializations(exp):
     out += ["  " + clip(text, WIDTH - 2) for text in found[:SHOWN_SPECIALIZATIONS]]
     if len(found) > SHOWN_SPECIALIZATIONS:
         out.append("  ... %d more (details())" % (len(found) - SHOWN_SPECIALIZATIONS))
+    return out
+
+
+def _assumptions(exp):
+    if not exp.assumptions:
+        return []
+    out = ["Assumptions (bools from tensor data the graph assumes and checks on every call;",
+           "  where one differs, another entry or a new capture runs the call): %d"
+           % len(exp.assumptions)]
+    out += ["  " + clip(text, WIDTH - 2) for text in exp.assumptions[:SHOWN_SPECIALIZATIONS]]
+    if len(exp.assumptions) > SHOWN_SPECIALIZATIONS:
+        out.append("  ... %d more (details())" % (len(exp.assumptions) - SHOWN_SPECIALIZATIONS))
     return out
 
 
@@ -247,6 +260,8 @@ def details(exp):
         out.append("Break reasons:")
         out += ["  %d. %s" % (i + 1, str(r).replace("\n", "\n     "))
                 for i, r in enumerate(exp.break_reasons)]
+    out += ["Assumptions (%d):" % len(exp.assumptions)] if exp.assumptions else []
+    out += ["  " + text for text in exp.assumptions]
     if exp.specializations:
         out.append("Specializations (%d):" % len(exp.specializations))
         out += ["  " + s for s in exp.specializations]

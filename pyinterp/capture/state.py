@@ -30,7 +30,7 @@ from .consumers import ARGS, consume
 from .guardfail import site_text
 from .graphmend.speculate import Speculating, Speculation
 from .torchfiles import is_torch_file
-from .values import arrays, equal_branch, float_text, listed_ints, scalars, sizes, tracked_ints
+from .values import arrays, assumptions, equal_branch, float_text, listed_ints, scalars, sizes, tracked_ints
 from ..errors import GraphBreakSignal
 from ..refgraph.breaks import BreakRecord
 from ..refgraph.fxgraph import GraphRecorder, Unrepresentable
@@ -177,7 +177,7 @@ class Recording:
     keep)."""
 
     __slots__ = ("refgraph", "recorder", "scalars", "text", "ints", "arrays",
-                 "autocast_nodes", "segment_graphs", "produced", "where", "sizes")
+                 "autocast_nodes", "segment_graphs", "produced", "where", "sizes", "assumed")
 
     def __init__(self, where=None, sizes=None):
         self.where = where  # where(node): the user's stack of a new node
@@ -193,6 +193,7 @@ class Recording:
         self.autocast_nodes = {}  # id(autocast context) -> (context, its enter node)
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self.produced = {}  # explain with breaks: id -> tensor, outputs of the closed graphs
+        self.assumed = []  # (site, value): the bools any graph of the run assumes
 
     def end_segment(self):
         """Close the graph recorded since the last break (explain mode) and
@@ -399,6 +400,10 @@ class Capture:
                 graph_args, graph_kwargs = args, kwargs
         if prop is None:
             why = self._refuse(func, name, args)
+            if why is not None and name == "item" and not kwargs:
+                value = assumptions.assume(self, func, args)  # x.any().item(): checked
+                if value is not None:
+                    return value
             if why is not None:
                 self.break_graph(*why)
                 return func(*args, **kwargs)
@@ -429,6 +434,9 @@ class Capture:
                                        and not name.endswith("__")) \
                 and not self.speculation.may_write_tensor(_written(name, args, kwargs)):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
+        elif assumptions.refuses_write(self.recording.recorder, _written(name, args, kwargs)):
+            self.break_graph("data-dependent-value", "%s writes a graph input in place after "
+                             "the graph assumed a bool from tensor data" % _spell(func))
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \
                 not name.endswith("__"):

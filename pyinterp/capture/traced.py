@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from .. import api, config
 from ..codegen import collector
 from ..interp.model import lookup
-from ..errors import GraphBreakError, GraphBreakSignal, RecompileLimitWarning
+from ..errors import AssumptionFailed, GraphBreakError, GraphBreakSignal, RecompileLimitWarning
 from ..interp.tracebacks import user_traceback
 from . import logreport, sourcelines, torchversion
 from .guardfail import describe_guard, name_parameters  # (explain's and the tutorial's)
@@ -62,6 +62,9 @@ class TraceResult:
         self.graph_count = 0
         self.result = None
         self.param_names = ()
+        # (site, value) per bool from tensor data a graph assumes and checks
+        # (values/assumptions.py); a call where one differs does not use it.
+        self.assumptions = []
         self.lines = []
         # Seconds: "capture" (the whole run, guard build and compile included),
         # "guards" (building the guard), "compile" (the backend, on the graph
@@ -81,7 +84,7 @@ class TraceResult:
 
 
 def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
-            explain=False, callees=None, dim_policy=None, inspect_graph=None):
+            explain=False, callees=None, dim_policy=None, inspect_graph=None, assume=True):
     """Run ``target(*args, **kwargs)`` with capture on.
 
     Returns a :class:`TraceResult` whose ``result`` is the real result.
@@ -92,14 +95,16 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     ``fullgraph`` a break raises :class:`GraphBreakError`.  The cyclic collector is paused throughout
     (see :mod:`pyinterp.codegen.collector`).  ``inspect_graph(gm)`` runs on
     each graph while its nodes still hold the run's tensors (explain of a
-    DDP module counts its bucket parts).
+    DDP module counts its bucket parts).  ``assume``: bools from tensor
+    data may be assumed and checked (:mod:`.values.assumptions`); False
+    breaks at them.
     """
     torchversion.warn_if_untested()
     start = time.perf_counter()
     with collector.paused(), sourcelines.recording() as lines:
         try:
             out = _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees,
-                           dim_policy)
+                           dim_policy, assume)
         except GraphBreakSignal as signal:
             # (a break found after the run, building the mock: no user frame)
             sourcelines.forget(lines)
@@ -118,7 +123,8 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     return out
 
 
-def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, dim_policy):
+def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, dim_policy,
+             assume):
     # The capture machinery loads on the first capture, not on ``import
     # pyinterp``: torch, the capture interpreter and the code generators.
     import torch
@@ -130,6 +136,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     from ..codegen import backends
     from ..codegen.guardgen import build_guard
     from ..codegen.mockgen import MockBuilder, Walker, graph_outputs
+    from .values import assumptions
     from ..refgraph import guards as G
     from ..refgraph.fxgraph import Unrepresentable
     from ..refgraph.sources import Arg, Kwarg, Root
@@ -142,6 +149,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
                   fullgraph=fullgraph, explain=explain,
                   splitter=_splitter(backend, callees) if splits else None,
                   dim_policy=dim_policy)
+    if not assume:
+        cap.recording.assumed = None  # (values/assumptions.py: none made)
     rg = cap.recording.refgraph
     state_before = torch_state()
     rg.add_guard(G.StateIs(torch_state, value=state_before))
@@ -183,6 +192,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
 
         result = plain(result)  # (a size that leaves after a break: a plain int)
     out = TraceResult()
+    out.assumptions = list(cap.recording.assumed or ())
     out.call_shape = (len(args), tuple(kwargs))  # (the recompiles log's reason)
     out.result = result
     out.top_steps = cap.top.steps
@@ -207,6 +217,9 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
             outputs = graph_outputs(walker, values)
         except Unrepresentable as e:
             cap.break_graph(e.kind, e.message)
+        why = assumptions.check_finished(rec)
+        if why is not None:
+            cap.break_graph("data-dependent-value", why)
     out.breaks = list(cap.breaks.records)
     rg.alias_guards()
     guards = rg.all_guards()
@@ -221,7 +234,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         return out
     gm = None
     if rec.op_count or outputs:
-        gm = rec.finish(outputs)
+        assumed = assumptions.output_node(rec)
+        gm = rec.finish(outputs, assumed)
         out.graphs.append(gm)
         out.ops_per_graph.append(rec.op_count)
     out.graph_count = len(out.graphs)
@@ -234,7 +248,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
                                            backend or backends.eager, gm, example)
         out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
-                           rerunnable=not rec.mutated_input)
+                           rerunnable=not rec.mutated_input,
+                           check=assumptions.checker(len(outputs)) if assumed is not None else None)
     out.dynamic = dynamic_shapes.summary(cap.recording.sizes)
     if sizes is not None:
         out.guards = dynamic_shapes.guards(sizes, out.guards, fullgraph, out.dynamic,
@@ -333,6 +348,11 @@ class Traced:
         # The traced wrappers of callees that partial graphs call (partial/callees.py).
         self._callees = Callees(wrapper_maker(self._options))
         self._warned_limit = False
+        # Captures made because a bool an entry's graph assumed differed
+        # (values/assumptions.py): past MAX_ASSUMPTION_RECAPTURES, later
+        # captures break at such bools instead (a value that keeps changing,
+        # such as a loop's test, would fill the cache).
+        self._assumption_recaptures = 0
         self._dynamic = dynamic
         # Automatic dynamic: source path -> the dimensions seen changing.
         self._learned = {}
@@ -359,10 +379,12 @@ class Traced:
         self._entries.clear()
         self._learned = {}
         self._warned_limit = False
+        self._assumption_recaptures = 0
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         entry = None
+        assumed_differently = False
         try:
             entries = self._entries.snapshot
             for index, entry in enumerate(entries):
@@ -378,8 +400,16 @@ class Traced:
                         if entry.run is not None:
                             return entry.run(args, kwargs)
                         return self.__wrapped__(*args, **kwargs)
+                    saved = _global_state(entry.trace) if entry.assumes else None
                     try:
                         return entry.mock(args, kwargs)
+                    except AssumptionFailed:
+                        if saved is None:
+                            raise
+                        _put_back(saved)  # (the graph ran: it wrote no input)
+                        entry.assumption_failures += 1
+                        assumed_differently = True
+                        continue  # (another entry may assume this call's value)
                     except BaseException as e:  # noqa: B036 - re-raised unless the graph raised
                         if not _graph_raised(entry.mock, e):
                             raise
@@ -387,7 +417,7 @@ class Traced:
                     return self._after_graph_failure(failed, args, kwargs)
                 entry.failures[ok] = entry.failures.get(ok, 0) + 1
             entry = None
-            return self._miss(args, kwargs, entries)
+            return self._miss(args, kwargs, entries, assumed_differently)
         except BaseException as e:
             # The user's frames (a hit's graph names the user's line), not
             # pyinterp's; a bare raise adds no entry for this frame.
@@ -396,9 +426,10 @@ class Traced:
             user_facing_hit(e, entry)
             raise
 
-    def _miss(self, args, kwargs, seen):
+    def _miss(self, args, kwargs, seen, assumed_differently=False):
         """Every entry of ``seen`` failed (see :class:`.cache.Entries` for
-        what happens when threads miss at once)."""
+        what happens when threads miss at once); ``assumed_differently``:
+        one passed its guard, but a bool its graph assumed differed."""
         what = self._entries.begin_miss(seen)
         if what == "retry":
             return self(*args, **kwargs)
@@ -408,10 +439,14 @@ class Traced:
             return self.__wrapped__(*args, **kwargs)
         fn = self.__wrapped__
         entry = None
+        if assumed_differently:
+            self._assumption_recaptures += 1
+        assume = self._fullgraph or self._assumption_recaptures <= MAX_ASSUMPTION_RECAPTURES
         report = logreport.begin(fn, seen, args, kwargs)  # None: logs and run log off
         try:
             trace = capture(fn, args, kwargs, roots_of(fn), self._backend, self._fullgraph,
-                            callees=self._callees, dim_policy=self._dim_policy(args, kwargs, seen))
+                            callees=self._callees, dim_policy=self._dim_policy(args, kwargs, seen),
+                            assume=assume)
             run = None
             if trace.mock is None and trace.top_callees:
                 from .partial import hybrid
@@ -456,13 +491,7 @@ class Traced:
         and the graph wrote no input), so the function runs natively
         instead, as eager would: the side effects before the failing op
         happen, and the exception is eager's own."""
-        from ..refgraph.state import restore_torch_state, torch_state
-        from ..refgraph.guards import StateIs
-
-        for guard in entry.trace.guards:
-            if type(guard) is StateIs and guard.source is torch_state:
-                restore_torch_state(guard.value)  # (a graph's no_grad region left open)
-                break
+        _restore_torch_state(entry.trace)  # (a graph's no_grad region left open)
         return self.__wrapped__(*args, **kwargs)
 
     def _limit_reached(self):
@@ -496,6 +525,45 @@ class Traced:
 
     def __repr__(self):
         return "<pyinterp.trace of %r>" % (self.__wrapped__,)
+
+
+# Captures a traced callable makes because a bool its graphs assumed
+# differed, before later captures break at such bools instead (a value that
+# keeps changing, such as a loop's test, would fill the cache; under
+# fullgraph a break would raise, so there the cache limit bounds them).
+MAX_ASSUMPTION_RECAPTURES = 2
+
+
+def _restore_torch_state(trace):
+    """Put torch's global state (grad mode...) back as ``trace``'s guard
+    found it on entry."""
+    from ..refgraph.state import restore_torch_state, torch_state
+    from ..refgraph.guards import StateIs
+
+    for guard in trace.guards:
+        if type(guard) is StateIs and guard.source is torch_state:
+            restore_torch_state(guard.value)
+            break
+
+
+def _global_state(trace):
+    """What a graph that assumes values may change and a failed check must
+    put back (:func:`_put_back`): torch's random number generators (CPU,
+    and CUDA's where initialized), and ``trace`` for torch's state."""
+    import torch
+
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    return trace, torch.random.get_rng_state(), cuda
+
+
+def _put_back(saved):
+    import torch
+
+    trace, cpu, cuda = saved
+    _restore_torch_state(trace)
+    torch.random.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
 
 
 def _graph_raised(mock, exc):

@@ -39,6 +39,7 @@ from ...codegen.resume import call_then_resume, resume_code
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ...opcodes.signals import NULL
 from .. import logreport
+from ..values import assumptions
 from ..values.sizes import holds_unbacked
 from .callees import NO_SELF
 
@@ -120,12 +121,17 @@ def split_entry(cap, pre, in_callee, backend, callees):
     gm = None
     builder = MockBuilder(walker, outputs)
     if rec.op_count or outputs:
-        gm = rec.finish(outputs)
+        why = assumptions.check_finished(rec)
+        if why is not None:
+            raise Unsupported(why)
+        assumed = assumptions.output_node(rec)
+        gm = rec.finish(outputs, assumed)
         example = [t for _, t, _ in rec.inputs]
         compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
                                            gm, example)
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
-                           rerunnable=not rec.mutated_input)
+                           rerunnable=not rec.mutated_input,
+                           check=assumptions.checker(len(outputs)) if assumed is not None else None)
     builder.preload(effects, values)
     for eff in effects:
         builder.effect(eff)

@@ -1,0 +1,114 @@
+"""Bools from tensor data the graph *assumes*, checked on every call.
+
+``is_global = mask.flatten().any().item()`` in Hugging Face's Longformer
+is handed to every layer, which branches on it to code with
+data-dependent shapes.  As a tracked int (:mod:`.tracked_ints`) it cannot
+go there (it leaves its frame), so it was a break at ``.item()``.  Here the
+capture takes the value the run gave as a constant from then on (the
+layers' ``if`` is plain Python again) and records the assumption: a 0-d
+bool node of the graph, True where the tensor still gives that value.  All
+of a graph's assumptions are and-ed into one extra graph output, which the
+mock checks right after the graph, before it replays any side effect
+(:func:`checker`).  Where it is False, the mock raises
+:class:`AssumptionFailed`; the traced callable then puts back the random
+number generators and torch's global state, and goes on to its next cache
+entry, or captures anew (that capture assumes the other value), so a
+workload that alternates keeps one entry per value and wastes at most one
+graph run per call.
+
+That rerun is sound only if the graph left no trace: it may write no
+graph input.  An in-place write to a graph input after an assumption
+breaks the graph before it (:func:`refuses_write`); an assumption after
+such a write is not made (the ``.item()`` breaks as before); a graph that
+writes an input through a path not checked first (an autograd
+``Function`` marking an input dirty) makes the capture's entry run
+natively (:func:`check_finished`).  A traced callable whose captures keep
+meeting other values stops assuming (``traced.MAX_ASSUMPTION_RECAPTURES``:
+then ``recording.assumed`` is None).  Only ``.item()`` of a one-element bool
+tensor is assumed, never inside a speculative arm (a branch being merged)
+or native code.
+
+Records (:class:`~..state.Capture`): graph nodes and the recorder's
+``assumptions`` list; reads ``recording``, ``speculation``, ``interp``.
+"""
+import operator
+from functools import reduce
+
+import torch
+
+from ...errors import AssumptionFailed
+from ...refgraph.fxgraph import Unrepresentable
+
+_TRACKABLE = (torch.Tensor, torch.nn.Parameter)
+
+
+def assume(cap, func, args):
+    """``t.item()`` of a one-element bool tensor of the graph: run it, and
+    make the graph check that ``t`` still gives that value; the value, or
+    None where no assumption can be made (the caller then breaks)."""
+    tensor = args[0] if len(args) == 1 else None
+    rec = cap.recording.recorder
+    if type(tensor) not in _TRACKABLE or cap.speculation.depth or cap.interp.opaque \
+            or not cap.breaks.active or rec.mutated_input or cap.recording.assumed is None:
+        return None
+    with torch._C.DisableTorchFunction():
+        if tensor.dtype is not torch.bool or tensor.numel() != 1:
+            return None
+    try:
+        node = rec.node_for(tensor)
+    except Unrepresentable:
+        return None
+    with torch._C.DisableTorchFunction():
+        value = func(*args)
+    graph = rec.graph
+    held = graph.call_method("reshape", (graph.call_method("detach", (node,)), ()))
+    if not value:
+        held = graph.call_function(torch.logical_not, (held,))
+    if rec.where is not None:
+        rec.where(held)
+    rec.op_count += 1
+    site = cap.site()
+    rec.assumptions.append((held, value, site))
+    cap.recording.assumed.append((site, value))
+    return value
+
+
+def refuses_write(rec, written):
+    """True if an op about to write ``written`` in place must break first:
+    the graph has assumptions and ``written`` is, or shares memory with, a
+    graph input, or is a tensor the graph did not make (one from outside
+    becomes an input as the op is recorded): a failed check must leave the
+    inputs as they were."""
+    if not rec.assumptions or written is None:
+        return False
+    items = written if isinstance(written, (tuple, list)) else (written,)
+    return any(isinstance(t, torch.Tensor) and not rec.is_graph_value(t) for t in items) \
+        or rec.writes_input(written)
+
+
+def output_node(rec):
+    """The node and-ing every assumption of ``rec``'s graph (its last
+    output), or None when it has none."""
+    if not rec.assumptions:
+        return None
+    graph = rec.graph
+    return reduce(lambda a, b: graph.call_function(operator.and_, (a, b)),
+                  [held for held, _, _ in rec.assumptions])
+
+
+def check_finished(rec):
+    """Why the graph's assumptions cannot be checked by rerunning (it wrote
+    an input after all), or None."""
+    if rec.assumptions and rec.mutated_input:
+        return "the graph writes one of its inputs and assumes a value from tensor data"
+    return None
+
+
+def checker(index):
+    """The function the mock calls with the graph's outputs: raises
+    :class:`AssumptionFailed` where output ``index`` (the and-ed
+    assumptions) is False."""
+    def check_assumptions(outs):
+        if not outs[index]:
+            raise AssumptionFailed("a value the graph assumed from tensor data differs")
+    return check_assumptions
