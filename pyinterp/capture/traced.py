@@ -547,23 +547,30 @@ def _restore_torch_state(trace):
 
 
 def _global_state(trace):
-    """What a graph that assumes values may change and a failed check must
-    put back (:func:`_put_back`): torch's random number generators (CPU,
-    and CUDA's where initialized), and ``trace`` for torch's state."""
+    """What a mock whose graph assumes values may change before its check
+    fails, to be put back (:func:`_put_back`): torch's random number
+    generators (CPU, and CUDA's where initialized), Python's ``random``
+    (the mock draws ``random.random()`` again before its graph), and
+    ``trace`` for torch's state."""
+    import random
+
     import torch
 
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    return trace, torch.random.get_rng_state(), cuda
+    return trace, torch.random.get_rng_state(), cuda, random.getstate()
 
 
 def _put_back(saved):
+    import random
+
     import torch
 
-    trace, cpu, cuda = saved
+    trace, cpu, cuda, python = saved
     _restore_torch_state(trace)
     torch.random.set_rng_state(cpu)
     if cuda is not None:
         torch.cuda.set_rng_state_all(cuda)
+    random.setstate(python)
 
 
 def _graph_raised(mock, exc):

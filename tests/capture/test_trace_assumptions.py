@@ -8,6 +8,8 @@ another cache entry or captures anew (``pyinterp/capture/values/assumptions.py``
 Every test compares with eager on the same inputs, over calls where the
 value changes.
 """
+import random
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
@@ -82,6 +84,24 @@ def test_a_failed_check_puts_the_random_state_back():
         actual = traced(x, mask)
         assert_same(actual, expected)
         assert torch.equal(torch.rand(3), after_eager), "the generator must be where eager left it"
+
+
+def test_a_failed_check_puts_pythons_random_state_back():
+    # The mock draws random.random() again before its graph runs; a failed
+    # check must not leave that draw taken.
+    def jittered(x, mask):
+        scale = 1.0 + random.random()
+        flag = (mask > 0).any().item()
+        return layer(x * scale, flag), random.random()
+
+    traced = pyinterp.trace(jittered, backend="eager")
+    x = torch.randn(4)
+    for seed, mask in enumerate(_masks(0, 1, 1, 0, 1)):
+        random.seed(seed)
+        expected = jittered(x, mask), random.random()
+        random.seed(seed)
+        actual = traced(x, mask), random.random()
+        assert_same(actual, expected)
 
 
 def test_a_write_to_an_input_after_the_assumption_breaks_before_it():
