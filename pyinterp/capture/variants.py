@@ -24,7 +24,7 @@ import attrs
 import torch
 
 from . import consumers, rules
-from .values import arrays, float_text, scalars, sizes, tracked_ints
+from .values import arrays, assumptions, float_text, scalars, sizes, tracked_ints
 from .graphmend import looptest, speculate, whileloop
 from ..interp.frame import decoded_for
 from ..refgraph.sources import Attr, Item, Root
@@ -185,7 +185,8 @@ def jump_if_tensor(vm, frame, ins, base):
             vm.regions_run += 1  # (for the debug-mode stack check)
             return join
         frame.lasti = ins.index  # (the arms ran: a break here names the ``if``'s line)
-        frame.stack.append(cond)
+        value = assumptions.assume_truth(vm.capture, cond)  # (checked by the graph)
+        frame.stack.append(cond if value is None else value)
     return base(vm, frame, ins)
 
 

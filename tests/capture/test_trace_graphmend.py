@@ -5,7 +5,9 @@ is captured as both arms plus ``torch.where``; every test runs the traced
 function and eager on inputs that take each arm, several times, and checks
 one graph, no break, and that later calls are cache hits.  Arms that write
 outside state, print, draw random numbers, or produce values that cannot be
-merged still break, and stay correct.
+merged are not merged: the branch's truth is *assumed* (one graph per path,
+checked on every call: ``pyinterp/capture/values/assumptions.py``), and stays
+correct on calls that take the other path.
 """
 import pytest
 
@@ -222,13 +224,18 @@ def arm_returns_inside_with(x):
         return x - 1
 
 
+def _assumed(explanation):
+    """The branch was not merged: no break, its truth assumed."""
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.assumptions, "the unmerged branch must be an assumption"
+
+
 @pytest.mark.parametrize("fn", [nested_arm_returns_in_a_loop, nested_arm_writes_outside,
                                 arm_returns_inside_with],
                          ids=lambda f: f.__name__)
-def test_compound_condition_that_cannot_merge_breaks_and_stays_correct(fn):
+def test_compound_condition_that_cannot_merge_is_assumed_and_stays_correct(fn):
     args = _pair(1.0, 1.0)
-    explanation = pyinterp.explain(fn, *args[:fn.__code__.co_argcount])
-    assert explanation.graph_break_count >= 1
+    _assumed(pyinterp.explain(fn, *args[:fn.__code__.co_argcount]))
     traced = pyinterp.trace(fn, backend="eager")
     n = fn.__code__.co_argcount
     for sx, sy in SIGN_PAIRS:
@@ -281,9 +288,8 @@ def arm_mutates_in_place(x):
                                 arm_writes_outside, arm_prints, arm_draws_random,
                                 arms_disagree_on_shape, arm_mutates_in_place],
                          ids=lambda f: f.__name__)
-def test_unmergeable_arms_break_and_stay_correct(fn, capsys):
-    explanation = pyinterp.explain(fn, *_inputs(1.0, (3,)))
-    assert explanation.graph_break_count >= 1
+def test_unmergeable_arms_are_assumed_and_stay_correct(fn, capsys):
+    _assumed(pyinterp.explain(fn, *_inputs(1.0, (3,))))
     capsys.readouterr()
     del SEEN[:]
     traced = pyinterp.trace(fn, backend="eager")
@@ -407,10 +413,9 @@ def arm_appends_to_outside_list(x):
 
 @pytest.mark.parametrize("fn", [arms_append_different_counts, arm_appends_to_outside_list],
                          ids=lambda f: f.__name__)
-def test_appends_that_cannot_merge_break_and_stay_correct(fn):
+def test_appends_that_cannot_merge_are_assumed_and_stay_correct(fn):
     del SEEN[:]
-    explanation = pyinterp.explain(fn, _mixed_rows(0))
-    assert explanation.graph_break_count >= 1
+    _assumed(pyinterp.explain(fn, _mixed_rows(0)))
     traced = pyinterp.trace(fn, backend="eager")
     for seed in range(4):
         x = _mixed_rows(seed)
@@ -455,14 +460,15 @@ def arm_computes_then_writes_outside(x):
 
 def test_failed_speculation_leaves_no_ops_in_the_graph():
     # The arm recorded exp() before the write refused it; nothing can reach
-    # that value, and the eager backend would run it on every call.
+    # that value, and the eager backend would run it on every call.  The
+    # branch is then assumed, and the arm runs for real: one exp().
     del SEEN[:]
     explanation = pyinterp.explain(arm_computes_then_writes_outside, torch.ones(3))
     del SEEN[:]
-    assert explanation.graph_break_count == 1
-    before_break = explanation.graphs[0]
-    assert [n.target for n in before_break.graph.nodes if n.op == "call_method"] == ["sum", "gt"]
-    assert explanation.ops_per_graph[0] == 2
+    _assumed(explanation)
+    graph, = explanation.graphs
+    assert [n.target for n in graph.graph.nodes if n.op == "call_method"] == [
+        "sum", "gt", "detach", "reshape", "exp", "add"]
     traced = pyinterp.trace(arm_computes_then_writes_outside, backend="eager")
     for sign in SIGNS:
         (x,) = _inputs(sign, (3,))
@@ -574,19 +580,21 @@ def test_nested_branches_with_gradients_are_one_graph():
     assert explanation.graphs[0].code.count("higher_order.cond") == 1  # the inner one is nested
 
 
-def test_a_branch_that_cannot_merge_breaks_at_the_if_line():
+def test_a_branch_that_cannot_merge_is_assumed_at_the_if_line():
     # The arms run speculatively first; when the merge fails (a print in an
-    # arm), the break names the ``if`` line, not the arm's line it stopped at.
+    # arm), the assumption names the ``if`` line, not the arm's line it
+    # stopped at.
     from trace_support import line_of
 
     def f(x):
         h = x * 2
-        if h.sum().item() > 100:  # the break
+        if h.sum().item() > 100:  # the assumption
             print("big")
         return h + 1
 
-    for fill in (1.0, 100.0):
+    for fill, taken in ((1.0, False), (100.0, True)):
         explanation = pyinterp.explain(f, torch.full((4,), fill))
-        record, = explanation.break_reasons
-        assert record.lineno == line_of(f, "# the break"), record
-        assert "__bool__" in record.message
+        _assumed(explanation)
+        text, = explanation.assumptions
+        assert text.endswith(":%d: if h.sum().item() > 100:  # the assumption -> %s"
+                             % (line_of(f, "# the assumption"), taken)), text

@@ -205,7 +205,7 @@ def test_equal_in_a_branch_is_a_tensor_branch(fn):
     assert "eq" in str(pyinterp.explain(fn, torch.ones(3), torch.zeros(3)))
 
 
-def test_equal_as_a_value_or_before_a_print_is_a_break(capsys):
+def test_equal_as_a_value_is_a_break_and_before_a_print_is_assumed(capsys):
     assert the_break(equal_value, torch.ones(3), torch.ones(3)).kind == "data-dependent-value"
     eager_out = []
     traced = pyinterp.trace(equal_branch_printing)
@@ -214,8 +214,9 @@ def test_equal_as_a_value_or_before_a_print_is_a_break(capsys):
         eager_out.append(capsys.readouterr().out)
         traced(a, b)
         assert capsys.readouterr().out == eager_out[-1]
-    assert pyinterp.explain(equal_branch_printing, torch.ones(3),
-                            torch.ones(3)).graph_break_count == 1
+    explanation = pyinterp.explain(equal_branch_printing, torch.ones(3), torch.ones(3))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert len(explanation.assumptions) == 1  # (the print stops the merge: one graph per path)
 
 
 # -- random ints, drawn again by the mock ------------------------------------------

@@ -302,10 +302,21 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
     (int_formatted, EARLY),
     (int_negated_with_not, EARLY),
     (int_read_by_locals, "locals() while a Python int"),
-    (int_placed_differently_by_arms, EARLY),
 ], ids=lambda v: getattr(v, "__name__", "reason"))
 def test_int_uses_that_break_stay_correct(fn, reason):
     _check_breaks(fn, reason)
+
+
+def test_int_placed_differently_by_arms_is_assumed():
+    # The arms leave the tracked int in different places: not merged, so
+    # the branch's truth is assumed (values/assumptions.py) and the int
+    # stays in the graph on each path.
+    explanation = pyinterp.explain(int_placed_differently_by_arms, *_args(0))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert len(explanation.assumptions) == 1
+    traced = pyinterp.trace(int_placed_differently_by_arms, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), int_placed_differently_by_arms(*_args(seed)))
 
 
 def test_int_returned_under_fullgraph_names_the_line():

@@ -47,21 +47,34 @@ def assume(cap, func, args):
     make the graph check that ``t`` still gives that value; the value, or
     None where no assumption can be made (the caller then breaks)."""
     tensor = args[0] if len(args) == 1 else None
-    rec = cap.recording.recorder
-    if type(tensor) not in _TRACKABLE or cap.speculation.depth or cap.interp.opaque \
-            or not cap.breaks.active or rec.mutated_input or cap.recording.assumed is None:
+    if not _may_assume(cap, tensor):
         return None
     with torch._C.DisableTorchFunction():
         if tensor.dtype is not torch.bool or tensor.numel() != 1:
             return None
     try:
-        node = rec.node_for(tensor)
+        node = cap.recording.recorder.node_for(tensor)
     except Unrepresentable:
         return None
     with torch._C.DisableTorchFunction():
         value = func(*args)
+    _record(cap, node, value, True)
+    return value
+
+
+def _may_assume(cap, tensor):
+    return type(tensor) in _TRACKABLE and not cap.speculation.depth and not cap.interp.opaque \
+        and cap.breaks.active and not cap.recording.recorder.mutated_input \
+        and cap.recording.assumed is not None
+
+
+def _record(cap, node, value, is_bool):
+    """Add the check that ``node`` (one element) is still ``value``."""
+    rec = cap.recording.recorder
     graph = rec.graph
     held = graph.call_method("reshape", (graph.call_method("detach", (node,)), ()))
+    if not is_bool:
+        held = graph.call_function(operator.ne, (held, 0))
     if not value:
         held = graph.call_function(torch.logical_not, (held,))
     if rec.where is not None:
@@ -70,6 +83,25 @@ def assume(cap, func, args):
     site = cap.site()
     rec.assumptions.append((held, value, site))
     cap.recording.assumed.append((site, value))
+
+
+def assume_truth(cap, cond):
+    """The truth of ``cond``, a one-element tensor a conditional jump tests
+    (a data-dependent ``if`` the GraphMend rewrite could not merge), made
+    an assumption the graph checks; None where none can be made (the jump
+    then breaks)."""
+    rec = cap.recording.recorder
+    if not _may_assume(cap, cond):
+        return None
+    with torch._C.DisableTorchFunction():
+        if cond.numel() != 1 or cond.dtype.is_complex:
+            return None
+        value = bool(cond)
+    try:
+        node = rec.node_for(cond)
+    except Unrepresentable:
+        return None
+    _record(cap, node, value, cond.dtype is torch.bool)
     return value
 
 
