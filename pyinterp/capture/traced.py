@@ -65,6 +65,7 @@ class TraceResult:
         # (site, value) per bool from tensor data a graph assumes and checks
         # (values/assumptions.py); a call where one differs does not use it.
         self.assumptions = []
+        self.draws_python_random = False  # (its mock calls random.random() again)
         self.lines = []
         # Seconds: "capture" (the whole run, guard build and compile included),
         # "guards" (building the guard), "compile" (the backend, on the graph
@@ -193,6 +194,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         result = plain(result)  # (a size that leaves after a break: a plain int)
     out = TraceResult()
     out.assumptions = list(cap.recording.assumed or ())
+    out.draws_python_random = bool(out.assumptions) and assumptions.draws_python_random(
+        cap.recording.recorder)
     out.call_shape = (len(args), tuple(kwargs))  # (the recompiles log's reason)
     out.result = result
     out.top_steps = cap.top.steps
@@ -400,7 +403,7 @@ class Traced:
                         if entry.run is not None:
                             return entry.run(args, kwargs)
                         return self.__wrapped__(*args, **kwargs)
-                    saved = _global_state(entry.trace) if entry.assumes else None
+                    saved = _global_state(entry) if entry.assumes else None
                     try:
                         return entry.mock(args, kwargs)
                     except AssumptionFailed:
@@ -546,18 +549,21 @@ def _restore_torch_state(trace):
             break
 
 
-def _global_state(trace):
-    """What a mock whose graph assumes values may change before its check
-    fails, to be put back (:func:`_put_back`): torch's random number
-    generators (CPU, and CUDA's where initialized), Python's ``random``
-    (the mock draws ``random.random()`` again before its graph), and
-    ``trace`` for torch's state."""
+def _global_state(entry):
+    """What the mock of ``entry``, whose graph assumes values, may change
+    before its check fails, to be put back (:func:`_put_back`): torch's
+    random number generators (CPU, and CUDA's where initialized), Python's
+    ``random`` where the mock draws from it again before its graph
+    (``random.random()``: 15 us to save, so only then), and the trace for
+    torch's state."""
     import random
 
     import torch
 
+    trace = entry.trace
     cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
-    return trace, torch.random.get_rng_state(), cuda, random.getstate()
+    python = random.getstate() if trace.draws_python_random else None
+    return trace, torch.random.get_rng_state(), cuda, python
 
 
 def _put_back(saved):
@@ -570,7 +576,8 @@ def _put_back(saved):
     torch.random.set_rng_state(cpu)
     if cuda is not None:
         torch.cuda.set_rng_state_all(cuda)
-    random.setstate(python)
+    if python is not None:
+        random.setstate(python)
 
 
 def _graph_raised(mock, exc):

@@ -32,12 +32,14 @@ Records (:class:`~..state.Capture`): graph nodes and the recorder's
 ``assumptions`` list; reads ``recording``, ``speculation``, ``interp``.
 """
 import operator
+import random
 from functools import reduce
 
 import torch
 
 from ...errors import AssumptionFailed
 from ...refgraph.fxgraph import Unrepresentable
+from ...refgraph.sources import Recomputed
 
 _TRACKABLE = (torch.Tensor, torch.nn.Parameter)
 
@@ -134,6 +136,15 @@ def check_finished(rec):
     if rec.assumptions and rec.mutated_input:
         return "the graph writes one of its inputs and assumes a value from tensor data"
     return None
+
+
+def draws_python_random(rec):
+    """True if the mock of ``rec``'s graph draws from Python's ``random``
+    again before the graph (a recomputed ``random.random()``, ``randint``):
+    a failed check must put that state back too."""
+    return any(type(source) is Recomputed
+               and isinstance(getattr(source.fn, "__self__", None), random.Random)
+               for source, _, _ in rec.inputs)
 
 
 def checker(index):
