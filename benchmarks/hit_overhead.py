@@ -12,6 +12,10 @@ tiny workloads where the overhead dominates:
 * ``config``: ``f(x, cfg)`` that reads a dict holding a list of scales and
   a float bias (``for s in cfg['scales']: x = x * s``; ``x + cfg['bias']``),
   so guards must cover a dict, a list and Python scalars;
+* ``flag``: ``flag = mask.any().item()`` handed to a callee that branches
+  on it (Longformer's ``is_global_attn``): pyinterp's graph assumes it and
+  its mock checks it on every call (and saves torch's random state for a
+  failed check); Dynamo breaks at ``.item()``;
 * ``gpt2``, ``bert``, ``llama``: the Hugging Face models of
   ``benchmarks/models.py`` (tiny configs, random weights; skipped without
   ``transformers``), whose guards have hundreds of checks (modules, their
@@ -84,6 +88,18 @@ def scale_by_config(x, cfg):
     return x + cfg["bias"]
 
 
+def _routed(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def global_flag(x, mask):
+    """Longformer's pattern: a bool from tensor data handed to a callee
+    (pyinterp assumes it and checks it in the graph; Dynamo breaks at
+    ``.item()``)."""
+    flag = (mask > 0).any().item()
+    return _routed(x + 1, flag)
+
+
 @dataclasses.dataclass
 class Workload:
     name: str
@@ -105,6 +121,10 @@ def _config(device):
     return scale_by_config, (torch.randn(8, device=device), cfg)
 
 
+def _flag(device):
+    return global_flag, (torch.randn(8, device=device), torch.zeros(8, device=device))
+
+
 def _model(name):
     def make(device):
         import models
@@ -121,6 +141,7 @@ WORKLOADS = [
     Workload("one_op", "x + 1 on an 8-element tensor", _one_op),
     Workload("mlp6", "6 x (Linear(32, 32) + ReLU) module, batch 4", _mlp6),
     Workload("config", "loop over cfg['scales'] (list), add cfg['bias'] (float)", _config),
+    Workload("flag", "mask.any().item() handed to a callee that branches on it", _flag),
 ]
 MODEL_WORKLOADS = [
     Workload("gpt2", "transformers GPT2LMHeadModel, 2 layers, hidden 64", _model("hf_gpt2")),

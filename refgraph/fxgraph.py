@@ -202,9 +202,9 @@ class GraphRecorder:
                     self.bind_result(part, item)
 
     # -- the end ------------------------------------------------------------
-    def finish(self, outputs, last=None):
-        """Close the graph with ``outputs`` (tensors), then the node ``last``
-        if given, and return a GraphModule."""
+    def finish(self, outputs, last=()):
+        """Close the graph with ``outputs`` (tensors), then the nodes
+        ``last``, and return a GraphModule."""
         import torch
         import torch.fx
 
@@ -212,7 +212,7 @@ class GraphRecorder:
         # mutate an input in place (the backend prunes what is pure).
         nodes = tuple(self.node_for(t) if isinstance(t, torch.Tensor) else self.scalar_node(t)
                       for t in outputs)
-        self.graph.output(nodes + ((last,) if last is not None else ()))
+        self.graph.output(nodes + tuple(last))
         root = torch.nn.Module()
         for name, module in self.submodules.items():
             setattr(root, name, module)

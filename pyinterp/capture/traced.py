@@ -236,9 +236,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         out.graph_count = len(out.graphs)
         return out
     gm = None
-    if rec.op_count or outputs:
-        assumed = assumptions.output_node(rec)
-        gm = rec.finish(outputs, assumed)
+    if rec.op_count or outputs or rec.assumptions:
+        gm = rec.finish(outputs, assumptions.output_nodes(rec))
         out.graphs.append(gm)
         out.ops_per_graph.append(rec.op_count)
     out.graph_count = len(out.graphs)
@@ -252,7 +251,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         out.times["compile"] = time.perf_counter() - start
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input,
-                           check=assumptions.checker(len(outputs)) if assumed is not None else None)
+                           check=assumptions.checker(rec, len(outputs)))
     out.dynamic = dynamic_shapes.summary(cap.recording.sizes)
     if sizes is not None:
         out.guards = dynamic_shapes.guards(sizes, out.guards, fullgraph, out.dynamic,

@@ -228,3 +228,37 @@ def test_longformer_with_and_without_global_attention_matches_eager():
                                                                                  dtype=torch.long))
     assert explanation.graph_break_count == 0, explanation.break_reasons
     assert len(explanation.assumptions) == 1
+
+
+def test_an_in_place_write_to_the_tested_tensor_after_the_test_does_not_change_the_check(capsys):
+    # The check reads `flag != 0` computed where the run tested it, not a
+    # view of `flag`, which the later fill_ changes.
+    def f(x):
+        flag = (x > 0).any()
+        if flag:  # (the print stops the merge: assumed)
+            print("positive")
+        flag.fill_(True)
+        return x * 2, flag
+
+    for first in (1.0, -1.0):
+        traced = pyinterp.trace(f, backend="eager")
+        for sign in (first, -first, first, -first):
+            x = torch.rand(3) * sign
+            expected, eager_out = f(x), capsys.readouterr().out
+            assert_same(traced(x), expected)
+            assert capsys.readouterr().out == eager_out
+
+
+def test_a_branch_on_an_input_tensor_with_no_op_before_it_is_checked(capsys):
+    # The graph would have no op but the check: it is still made.
+    def f(flag, x):
+        if flag:
+            print("on")
+        return x
+
+    traced = pyinterp.trace(f, backend="eager")
+    for value in (True, False, True, False):
+        flag = torch.tensor(value)
+        expected, eager_out = f(flag, torch.ones(2)), capsys.readouterr().out
+        assert_same(traced(flag, torch.ones(2)), expected)
+        assert capsys.readouterr().out == eager_out

@@ -120,18 +120,17 @@ def split_entry(cap, pre, in_callee, backend, callees):
     outputs = graph_outputs(walker, values)
     gm = None
     builder = MockBuilder(walker, outputs)
-    if rec.op_count or outputs:
+    if rec.op_count or outputs or rec.assumptions:
         why = assumptions.check_finished(rec)
         if why is not None:
             raise Unsupported(why)
-        assumed = assumptions.output_node(rec)
-        gm = rec.finish(outputs, assumed)
+        gm = rec.finish(outputs, assumptions.output_nodes(rec))
         example = [t for _, t, _ in rec.inputs]
         compiled = logreport.compile_graph(backends.compile_graph, backend or backends.eager,
                                            gm, example)
         builder.call_graph(compiled, [s for s, _, _ in rec.inputs],
                            rerunnable=not rec.mutated_input,
-                           check=assumptions.checker(len(outputs)) if assumed is not None else None)
+                           check=assumptions.checker(rec, len(outputs)))
     builder.preload(effects, values)
     for eff in effects:
         builder.effect(eff)

@@ -1,39 +1,48 @@
 """Bools from tensor data the graph *assumes*, checked on every call.
 
-``is_global = mask.flatten().any().item()`` in Hugging Face's Longformer
-is handed to every layer, which branches on it to code with
-data-dependent shapes.  As a tracked int (:mod:`.tracked_ints`) it cannot
-go there (it leaves its frame), so it was a break at ``.item()``.  Here the
-capture takes the value the run gave as a constant from then on (the
-layers' ``if`` is plain Python again) and records the assumption: a 0-d
-bool node of the graph, True where the tensor still gives that value.  All
-of a graph's assumptions are and-ed into one extra graph output, which the
-mock checks right after the graph, before it replays any side effect
-(:func:`checker`).  Where it is False, the mock raises
-:class:`AssumptionFailed`; the traced callable then puts back the random
-number generators and torch's global state, and goes on to its next cache
-entry, or captures anew (that capture assumes the other value), so a
-workload that alternates keeps one entry per value and wastes at most one
-graph run per call.
+Two kinds of bool from tensor data were breaks:
+
+* ``is_global = mask.flatten().any().item()`` in Hugging Face's
+  Longformer, handed to every layer, which branches on it to code with
+  data-dependent shapes: as a tracked int (:mod:`.tracked_ints`) it cannot
+  leave its frame, so the ``.item()`` broke (:func:`assume`);
+* the condition of an ``if`` or ``while`` on tensor data that the
+  GraphMend rewrite (``graphmend/speculate.py``) or ``while_loop``
+  (``graphmend/whileloop.py``) cannot merge: an arm that prints, writes
+  outside state, returns from a loop, or picks a submodule while gradients
+  flow (no single graph can be right there: ``docs/trace.md``, known
+  limits) (:func:`assume_truth`).
+
+Here the capture takes the value the run gave as a constant from then on
+(the ``if`` is plain Python again) and records the assumption: a node
+``t != 0`` of the graph, made where the run tested ``t``, and one extra
+graph output per assumption.  The mock compares their truth with the
+captured values right after the graph, before it replays any side effect
+(:func:`checker`).  Where one differs, the mock raises
+:class:`~pyinterp.errors.AssumptionFailed`; the traced callable then puts
+back the random number generators and torch's global state, and goes on to
+its next cache entry, or captures anew (that capture assumes the other
+value): one graph per path, each whole, and a call wastes at most one
+graph run before it finds its entry.  Gradients follow the path each call
+takes, as in eager.
 
 That rerun is sound only if the graph left no trace: it may write no
 graph input.  An in-place write to a graph input after an assumption
 breaks the graph before it (:func:`refuses_write`); an assumption after
-such a write is not made (the ``.item()`` breaks as before); a graph that
-writes an input through a path not checked first (an autograd
+such a write is not made (the ``.item()`` or the jump breaks as before); a
+graph that writes an input through a path not checked first (an autograd
 ``Function`` marking an input dirty) makes the capture's entry run
 natively (:func:`check_finished`).  A traced callable whose captures keep
 meeting other values stops assuming (``traced.MAX_ASSUMPTION_RECAPTURES``:
-then ``recording.assumed`` is None).  Only ``.item()`` of a one-element bool
-tensor is assumed, never inside a speculative arm (a branch being merged)
-or native code.
+then ``recording.assumed`` is None).  No assumption is made inside a
+speculative arm (a branch being merged) or native code.
 
 Records (:class:`~..state.Capture`): graph nodes and the recorder's
-``assumptions`` list; reads ``recording``, ``speculation``, ``interp``.
+``assumptions`` list, ``recording.assumed``; reads ``recording``,
+``speculation``, ``interp``.
 """
 import operator
 import random
-from functools import reduce
 
 import torch
 
@@ -60,7 +69,7 @@ def assume(cap, func, args):
         return None
     with torch._C.DisableTorchFunction():
         value = func(*args)
-    _record(cap, node, value, True)
+    _record(cap, node, value)
     return value
 
 
@@ -70,15 +79,13 @@ def _may_assume(cap, tensor):
         and cap.recording.assumed is not None
 
 
-def _record(cap, node, value, is_bool):
-    """Add the check that ``node`` (one element) is still ``value``."""
+def _record(cap, node, value):
+    """Add the check that ``node`` (one element) still has the truth
+    ``value``: a graph output ``node != 0`` (a new tensor made here, so a
+    later in-place write to the tensor cannot change what is checked) that
+    the mock's :func:`checker` compares with ``value``."""
     rec = cap.recording.recorder
-    graph = rec.graph
-    held = graph.call_method("reshape", (graph.call_method("detach", (node,)), ()))
-    if not is_bool:
-        held = graph.call_function(operator.ne, (held, 0))
-    if not value:
-        held = graph.call_function(torch.logical_not, (held,))
+    held = rec.graph.call_function(operator.ne, (node, 0))
     if rec.where is not None:
         rec.where(held)
     rec.op_count += 1
@@ -103,7 +110,7 @@ def assume_truth(cap, cond):
         node = rec.node_for(cond)
     except Unrepresentable:
         return None
-    _record(cap, node, value, cond.dtype is torch.bool)
+    _record(cap, node, value)
     return value
 
 
@@ -120,14 +127,9 @@ def refuses_write(rec, written):
         or rec.writes_input(written)
 
 
-def output_node(rec):
-    """The node and-ing every assumption of ``rec``'s graph (its last
-    output), or None when it has none."""
-    if not rec.assumptions:
-        return None
-    graph = rec.graph
-    return reduce(lambda a, b: graph.call_function(operator.and_, (a, b)),
-                  [held for held, _, _ in rec.assumptions])
+def output_nodes(rec):
+    """The nodes of ``rec``'s assumptions, the graph's last outputs."""
+    return tuple(held for held, _, _ in rec.assumptions)
 
 
 def check_finished(rec):
@@ -147,11 +149,17 @@ def draws_python_random(rec):
                for source, _, _ in rec.inputs)
 
 
-def checker(index):
-    """The function the mock calls with the graph's outputs: raises
-    :class:`AssumptionFailed` where output ``index`` (the and-ed
-    assumptions) is False."""
+def checker(rec, index):
+    """The function the mock calls with the graph's outputs, or None when
+    ``rec``'s graph assumes nothing: raises :class:`AssumptionFailed` where
+    the truth of an assumption's output (from ``index`` on) differs from
+    the value the capture took."""
+    expected = tuple((index + i, value) for i, (_, value, _) in enumerate(rec.assumptions))
+    if not expected:
+        return None
+
     def check_assumptions(outs):
-        if not outs[index]:
-            raise AssumptionFailed("a value the graph assumed from tensor data differs")
+        for i, value in expected:
+            if bool(outs[i]) is not value:
+                raise AssumptionFailed("a value the graph assumed from tensor data differs")
     return check_assumptions
