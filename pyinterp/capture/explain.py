@@ -33,7 +33,9 @@ class Explanation:
     entry is specialized on, ``dynamic_lines`` its symbolic dimensions and
     why, what was specialized and why, and the size relations guarded (a
     traced function's explain captures with its ``dynamic`` setting and
-    the dimensions it has seen change), ``result`` what the call returned.  For a
+    the dimensions it has seen change), ``assumptions`` the bools from
+    tensor data its graphs assume and check on every call (``file:line:
+    source -> value``), ``result`` what the call returned.  For a
     traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
     most recent first; None otherwise) and ``recompile_reasons``
     (``(guard, failures)`` pairs).  ``ddp_parts``: for a traced DDP module,
