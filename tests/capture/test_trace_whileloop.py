@@ -238,19 +238,23 @@ def random_in_the_body(x):
 
 @pytest.mark.parametrize("fn,unrolled", [
     (python_counter, False),  # (the counter leaves as a Python int: returned)
-    (item_in_the_test, False),  # (a float the graph computes, compared in Python)
+    # (a float the graph computes, compared: a break at the comparison on
+    # 3.11, an assumed test on 3.12+; the loop layouts differ)
+    (item_in_the_test, None),
     (break_statement, True), (continue_statement, True), (growing_shape, True),
     (printed_in_the_body, True), (random_in_the_body, True)],
     ids=lambda v: getattr(v, "__name__", ""))
 def test_loops_that_cannot_be_one_node_stay_correct(fn, unrolled, capsys):
     # Unrolled: each trip's test is assumed (values/assumptions.py); SCALES
     # give other trip counts, so the traced callable stops assuming after
-    # two captures.  Otherwise: a break.
+    # two captures.  Otherwise: a break (None: either, by version).
     explanation = pyinterp.explain(fn, *_args(40.0))
     if unrolled:
         _unrolled(explanation)
-    else:
+    elif unrolled is not None:
         assert explanation.graph_break_count >= 1
+    else:
+        assert explanation.graph_break_count >= 1 or explanation.assumptions
     capsys.readouterr()  # (what explain's run printed)
     traced = pyinterp.trace(fn, backend="eager")
     for scale in SCALES:
