@@ -35,7 +35,7 @@ class Explanation:
     traced function's explain captures with its ``dynamic`` setting and
     the dimensions it has seen change), ``assumptions`` the bools from
     tensor data its graphs assume and check on every call (``file:line:
-    source -> value``), ``result`` what the call returned.  For a
+    assumed value: source``), ``result`` what the call returned.  For a
     traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
     most recent first; None otherwise) and ``recompile_reasons``
     (``(guard, failures)`` pairs).  ``ddp_parts``: for a traced DDP module,
@@ -84,14 +84,15 @@ class Explanation:
 
 
 def _assumption_text(site, value):
-    """``file:line: source -> value`` for one assumed bool."""
+    """``file:line: assumed value: source`` for one assumed bool (the value
+    before the source line, which a narrow summary may clip)."""
     import linecache
 
     if site is None:
-        return "(no user line) -> %s" % value
+        return "(no user line): assumed %s" % value
     filename, lineno = site
-    return "%s:%s: %s -> %s" % (filename, lineno, linecache.getline(filename, lineno).strip(),
-                                value)
+    return "%s:%s: assumed %s: %s" % (filename, lineno, value,
+                                      linecache.getline(filename, lineno).strip())
 
 
 def _times_line(times):

@@ -44,7 +44,7 @@ def test_a_bool_handed_to_every_layer_is_one_graph_with_its_assumption_named():
     line = line_of(model, "is_global = ")
     assert len(explanation.assumptions) == 1
     assert explanation.assumptions[0].endswith(
-        ":%d: is_global = (mask > 0).flatten().any().item() -> False" % line)
+        ":%d: assumed False: is_global = (mask > 0).flatten().any().item()" % line)
     assert "Assumptions" in str(explanation) and "Assumptions (1):" in explanation.details()
 
 

@@ -596,5 +596,5 @@ def test_a_branch_that_cannot_merge_is_assumed_at_the_if_line():
         explanation = pyinterp.explain(f, torch.full((4,), fill))
         _assumed(explanation)
         text, = explanation.assumptions
-        assert text.endswith(":%d: if h.sum().item() > 100:  # the assumption -> %s"
+        assert text.endswith(":%d: assumed %s: if h.sum().item() > 100:  # the assumption"
                              % (line_of(f, "# the assumption"), taken)), text
