@@ -62,6 +62,10 @@ class GraphRecorder:
         # (node, value, site) per bool from tensor data the graph assumes
         # (pyinterp/capture/values/assumptions.py).
         self.assumptions = []
+        # The storages a ``t.data = v`` on a tensor requiring grad made ``t``
+        # and ``v`` share, which the graph's copy does not
+        # (pyinterp/capture/tensor_setters.py): no in-place write to them.
+        self.rebound_storages = set()
         self._leaf_types = _FX_LEAF_TYPES + (
             torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size)
 

@@ -437,6 +437,9 @@ class Capture:
         elif assumptions.refuses_write(self.recording.recorder, _written(name, args, kwargs)):
             self.break_graph("data-dependent-value", "%s writes a graph input in place after "
                              "the graph assumed a bool from tensor data" % _spell(func))
+        elif tensor_setters.refuses_write(self.recording.recorder, _written(name, args, kwargs)):
+            self.break_graph("tensor-attribute-write", "%s writes in place the memory of a "
+                             "tensor requiring grad whose .data was assigned" % _spell(func))
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \
                 not name.endswith("__"):

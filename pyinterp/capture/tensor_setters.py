@@ -13,9 +13,17 @@ value.  The rule (:func:`assign`):
   the graph's ``v.detach()`` after the graph ran (a ``setattr`` side
   effect), so the caller's tensor object holds the new value as in eager;
 * ``t.data = v`` with ``t`` requiring grad (a parameter's
-  ``p.data = p.data * 0.5``) is a ``tensor-attribute-write`` break: later
-  uses of ``t`` must both see ``v``'s values and send their gradient to
-  ``t`` itself, which no graph node expresses;
+  ``p.data = p.data.clamp(-c, c)``, WGAN weight clipping): later uses of
+  ``t`` must both see ``v``'s values and send their gradient to ``t``
+  itself.  ``t`` stands for a node ``rebound(t, v)`` from now on (a
+  Function: ``v``'s values, the gradient passed to ``t`` unchanged:
+  :class:`Rebound`), and the mock replays the store as above.  Refused
+  (a break): a ``v`` of another shape, dtype or device; an earlier op of
+  the graph that read ``t`` other than through ``.data``/``detach()``
+  (it may have saved ``t`` for backward, and eager's backward then reads
+  the new data through the same tensor, the graph's the old); and, after
+  the store, an in-place write to the memory ``t`` and ``v`` share
+  (:func:`refuses_write`: eager's ``t`` sees it, the node is a copy);
 * any other store to one of torch's tensor attributes (``requires_grad``,
   ``grad``, ``real``...) is a ``tensor-attribute-write`` break, on the
   run's own tensors too (some of those setters, ``.real``'s, never reach
@@ -55,16 +63,17 @@ def assign(cap, func, name, args):
     """Run the store ``func(tensor, value)`` of the attribute ``name``
     and record what it does (see the module docstring)."""
     tensor, value = args[0], args[1]
-    why = _refusal(name, tensor, value)
+    rec = cap.recording.recorder
+    why = _refusal(name, tensor, value, rec)
     if why is None and cap.speculation.depth:
         why = "tensor-attribute-write", "assigning .data of a tensor in a speculative arm"
-    rec = cap.recording.recorder
+    rebound = why is None and tensor.requires_grad
     refgraph = cap.recording.refgraph
     outside = why is None and refgraph.is_outside(tensor)
     try:
         operand = None if why is not None else rec.node_for(value)
-        if outside:
-            rec.node_for(tensor)  # (its placeholder, for the uses before the store)
+        if outside or rebound:
+            before = rec.node_for(tensor)  # (its placeholder, for the uses before the store)
     except Unrepresentable as e:
         why = e.kind, e.message
     if why is not None:
@@ -78,7 +87,12 @@ def assign(cap, func, name, args):
     if rec.where is not None:
         rec.where(node)
     rec.bind_result(node, detached)
-    rec.bind(tensor, node)
+    if rebound:  # later uses: v's values, the gradient to the tensor itself
+        rec.record(_REBOUND, (before, node), {}, tensor)
+        with torch._C.DisableTorchFunction():
+            rec.rebound_storages.add(_storage(tensor))
+    else:
+        rec.bind(tensor, node)
     if outside:
         # The mock stores the graph's value into the caller's tensor (the
         # operand is its own object: ``tensor`` itself names its source).
@@ -86,15 +100,73 @@ def assign(cap, func, name, args):
     return result
 
 
-def _refusal(name, tensor, value):
+def _refusal(name, tensor, value, rec):
     """``(kind, message)`` if the store cannot be captured, else None."""
     if name != "data":
         return "tensor-attribute-write", "assigning .%s of a tensor" % name
     if not isinstance(value, Tensor):
         return "tensor-attribute-write", "assigning .data of a tensor from a %s" \
             % type(value).__name__
-    if tensor.requires_grad:
-        return "tensor-attribute-write", ("assigning .data of a tensor that requires grad "
-                                          "(later uses must both see the new values and "
-                                          "send their gradient to the tensor itself)")
+    if not tensor.requires_grad:
+        return None
+    with torch._C.DisableTorchFunction():
+        same = (value.shape, value.dtype, value.device) == (tensor.shape, tensor.dtype,
+                                                           tensor.device)
+    if not same:
+        return "tensor-attribute-write", ("assigning .data of another shape, dtype or device "
+                                          "to a tensor that requires grad")
+    node = rec.node_of.get(id(tensor))
+    if node is not None and any(not _reads_data_only(user) for user in node.users):
+        return "tensor-attribute-write", ("assigning .data of a tensor that requires grad after "
+                                          "an op read it (eager's backward of that op would "
+                                          "read the new data)")
     return None
+
+
+def _reads_data_only(node):
+    """True for a node that reads a tensor without autograd: ``t.data``,
+    ``t.detach()``."""
+    if node.op == "call_function" and node.target is getattr:
+        return node.args[1] == "data"
+    return node.op == "call_method" and node.target == "detach"
+
+
+class Rebound(torch.autograd.Function):
+    """A tensor that requires grad after ``t.data = v``: ``v``'s values (a
+    copy), and the gradient passed to ``t`` unchanged."""
+
+    @staticmethod
+    def forward(ctx, tensor, values):
+        return values.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def rebound(tensor, values):
+    """The node's target: :class:`Rebound` applied (FX names a function of
+    this module in the graph's code)."""
+    return Rebound.apply(tensor, values)
+
+
+_REBOUND = rebound
+
+
+def refuses_write(rec, written):
+    """True if an op about to write ``written`` in place must break first:
+    it writes the memory a ``t.data = v`` store made ``t`` and ``v`` share,
+    where the graph's ``t`` is a copy."""
+    if not rec.rebound_storages or written is None:
+        return False
+    items = written if isinstance(written, (tuple, list)) else (written,)
+    with torch._C.DisableTorchFunction():
+        return any(isinstance(t, Tensor) and _storage(t) in rec.rebound_storages
+                   for t in items)
+
+
+def _storage(tensor):
+    try:
+        return tensor.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - sparse, meta, subclasses without storage
+        return None
