@@ -457,14 +457,14 @@ def test_lazy_module_captures_after_its_first_call():
 
 
 def test_fullgraph_break_inside_a_no_grad_block_leaves_grad_mode_on():
-    # A break under ``torch.no_grad()`` (assigning .data of a tensor that
-    # requires grad) skips that block's exit, so the capture puts the grad
-    # mode back itself.
+    # A break under ``torch.no_grad()`` (assigning .data of another shape
+    # to a tensor that requires grad) skips that block's exit, so the
+    # capture puts the grad mode back itself.
     weight = torch.nn.Parameter(torch.randn(4))
 
     def assign(x):
         with torch.no_grad():
-            weight.data = x
+            weight.data = x[:2]
         return x
 
     with pytest.raises(pyinterp.GraphBreakError):
