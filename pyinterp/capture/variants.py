@@ -172,8 +172,10 @@ def make_function(vm, frame, ins, base):
 def jump_if_tensor(vm, frame, ins, base):
     """A data-dependent ``if`` (a tensor condition): try the GraphMend
     rewrite (both arms, merged with ``torch.where``), or for a ``while``
-    loop's test one ``torch.while_loop`` (:mod:`.whileloop`), before the
-    truth test breaks the graph (not in a custom ``autograd.Function``'s
+    loop's test one ``torch.while_loop`` (:mod:`.whileloop`); failing both,
+    assume the condition's truth (:mod:`.values.assumptions`: the graph
+    checks it on every call), and only where that cannot be, let the
+    truth test break the graph (not in a custom ``autograd.Function``'s
     code, which a traced backend runs as plain Python: autograd_functions.py)."""
     cond = frame.stack[-1]
     if vm.capture.breaks.active and isinstance(cond, Tensor) and not vm.capture.speculation.plain:
