@@ -61,6 +61,7 @@ from ..interp.vm import Interpreter, checked_copy
 from ..opcodes.fastpath import SCALAR_TYPES
 
 Tensor = torch.Tensor
+_PLAIN_TENSORS = (Tensor, torch.nn.Parameter)
 FunctionType = types.FunctionType
 MethodType = types.MethodType
 _IMPURE_MODULES = frozenset({"random", "_random", "time", "os", "posix", "nt", "uuid",
@@ -409,6 +410,12 @@ class CaptureInterpreter(Interpreter):
             consumers.consume(self.capture, (value,), TEXT)
 
     def length(self, obj):
+        sizes = self.capture.recording.sizes
+        if type(obj) in _PLAIN_TENSORS and sizes is not None and sizes.active \
+                and self.capture.breaks.active and not self.capture.interp.opaque:
+            # len(x) with symbolic sizes: x.size(0) as a SymbolicInt (native
+            # len() would hand back a plain int, a constant in the graph)
+            return Tensor.__len__(obj)  # (through the recording mode)
         result = operators.length(self, obj)
         self._read_len(obj)
         return result

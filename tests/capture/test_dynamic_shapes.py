@@ -59,6 +59,22 @@ def test_symbolic_arithmetic_into_view_arange_slicing_one_compile():
     assert entry.hits == 4
 
 
+def rows_by_len(x):
+    return x.view(len(x) * 2, -1).sum(1) + len(x[0]) + len(x.t())
+
+
+def test_len_of_a_tensor_is_a_symbolic_size():
+    # len(x) is x.size(0): symbolic, not a constant that fixes the shape
+    backend = Counting()
+    traced = pyinterp.trace(rows_by_len, backend=backend, dynamic=True)
+    _check(rows_by_len, traced, [(2, 4), (3, 6), (5, 8), (2, 10)])
+    assert backend.compiles == 1
+    text = str(pyinterp.explain(traced, torch.randn(3, 4)))
+    assert "specialized" not in text, text
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        pyinterp.trace(lambda t: len(t), backend="eager", dynamic=True)(torch.tensor(1.0))
+
+
 def test_automatic_dynamic_recompiles_once_then_serves_every_size():
     backend = Counting()
     traced = pyinterp.trace(reshape_arithmetic, backend=backend)  # dynamic=None
@@ -330,7 +346,7 @@ def _unique_embed(x):
 
 def _decides_on_count(x):
     rows = x[x[:, 0] > 0]
-    if rows.shape[0] > 2:  # a Python decision on a data-dependent size: a break
+    if rows.shape[0] > 2:  # a Python decision on a data-dependent size: a merged branch
         return rows.sum(0)
     return x.sum(0) - 1
 
@@ -365,7 +381,22 @@ def test_an_unbacked_size_used_only_by_ops_is_one_graph():
         torch.testing.assert_close(traced(x), _masked_rows(x))
     assert backend.compiles == 1 and traced.cache_entries()[0].hits == 3
     with pytest.raises(pyinterp.GraphBreakError, match="data-dependent size"):
-        pyinterp.trace(_decides_on_count, backend="eager", fullgraph=True)(torch.randn(8, 3))
+        pyinterp.trace(_count_leaves, backend="eager", fullgraph=True)(torch.randn(8, 3))
+
+
+def test_a_decision_on_an_unbacked_size_is_a_merged_branch():
+    # rows.shape[0] > 2 is decided by the data: the graph computes it
+    # (scalar_tensor(size) > 2) and both arms, merged by torch.where
+    backend = Counting()
+    traced = pyinterp.trace(_decides_on_count, backend=backend, fullgraph=True)
+    taken = set()
+    for seed in range(8):
+        torch.manual_seed(seed)
+        x = torch.randn(8, 3)
+        taken.add(bool((x[:, 0] > 0).sum() > 2))
+        torch.testing.assert_close(traced(x), _decides_on_count(x))
+    assert taken == {True, False}
+    assert backend.compiles == 1 and traced.cache_entries()[0].hits == 7
 
 
 def test_unbacked_sizes_compile_with_inductor():

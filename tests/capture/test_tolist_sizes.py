@@ -157,7 +157,7 @@ def test_inductor_compiles_the_graph_once():
     assert traced.cache_entries()[0].hits == len(LENGTHS) - 1
 
 
-# -- a Python decision on one: a break before it changes anything ------------------------
+# -- a Python decision on one: a merged branch (data_decisions.py) -------------------------
 def decides(x, lengths):
     n = lengths.tolist()[0]
     if n > 2:
@@ -171,6 +171,20 @@ def decides_what_torch_could_prove(x, lengths):
     if n >= 0:
         return x.sum() + z.sum()
     return x.mean()
+
+
+@pytest.mark.parametrize("fn", [decides, decides_what_torch_could_prove])
+def test_a_decision_on_one_is_a_merged_branch(fn):
+    # never a guard (the next call's data may decide otherwise with the
+    # same shapes), not even where torch could prove it: one graph computes
+    # the comparison and both arms
+    backend = Counting()
+    traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
+    for lengths in ([3, 1, 4, 2], [1, 1, 4, 2], [4, 2, 2, 1], [0, 3, 3, 3]):
+        x = torch.randn(4, 6, 3)
+        lengths = torch.tensor(lengths)
+        torch.testing.assert_close(traced(x, lengths), fn(x, lengths))
+    assert backend.compiles == 1 and traced.cache_entries()[0].hits == 3
 
 
 def prints(x, lengths):
@@ -217,8 +231,7 @@ def op_the_sizes_cannot_follow(x, lengths):
     return y.sum() * y.shape[-1] + x[0, :n].sum()
 
 
-BREAKS = {decides: "COMPARE_OP", decides_what_torch_could_prove: "COMPARE_OP",
-          prints: r"print\(\) received it", returns_the_list: "leaves the traced function",
+BREAKS = {prints: r"print\(\) received it", returns_the_list: "leaves the traced function",
           loops_over_it: r"range\(\) received it", dict_key: "a key",
           divides_by_it: "its value", appends_outside: r"append\(\) received it",
           sorts_them: r"list.sort\(\) compared it",

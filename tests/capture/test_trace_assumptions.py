@@ -165,14 +165,20 @@ def test_gradients_follow_the_path_the_call_takes():
                 assert_same(q.grad, p.grad, path=name)
 
 
-def test_item_of_a_number_tensor_is_not_assumed():
+def test_a_comparison_of_a_float_item_handed_on_is_assumed():
+    # n is a tracked float; n > 0 feeds no jump, so its truth is assumed
+    # (data_decisions.py) and the callee gets a plain bool
     def scaled(x, y):
         n = y.sum().item()
         return layer(x, n > 0)
 
     explanation = pyinterp.explain(scaled, torch.randn(4), torch.randn(3))
-    assert not explanation.assumptions
-    assert explanation.graph_break_count >= 1
+    assert len(explanation.assumptions) == 1 and explanation.graph_break_count == 0
+    traced = pyinterp.trace(scaled, backend="eager", fullgraph=True)
+    for sign in (1, -1, -1, 1):
+        x, y = torch.randn(4), torch.rand(3) * sign
+        assert_same(traced(x, y), scaled(x, y))
+    assert len(traced.cache_entries()) == 2
 
 
 def test_a_bool_that_keeps_changing_stops_being_assumed():

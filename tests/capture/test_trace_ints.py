@@ -7,6 +7,8 @@ one graph, no break, and later calls with other data (other counts, the
 other branch) hit that graph and give eager's result.  Every other use
 breaks before it runs and stays correct.
 """
+import contextlib
+import io
 import logging
 import random
 import warnings
@@ -298,13 +300,28 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
 @pytest.mark.parametrize("fn,reason", [
     (int_returned, EARLY),
     (int_as_loop_count, EARLY),
-    (int_compared_into_a_value, EARLY),
     (int_formatted, EARLY),
     (int_negated_with_not, EARLY),
     (int_read_by_locals, "locals() while a Python int"),
 ], ids=lambda v: getattr(v, "__name__", "reason"))
 def test_int_uses_that_break_stay_correct(fn, reason):
     _check_breaks(fn, reason)
+
+
+def test_int_compared_into_a_value_is_assumed():
+    # n > 1 feeds no jump: the graph checks the truth the run took
+    # (data_decisions.py), one entry per truth value
+    explanation = pyinterp.explain(int_compared_into_a_value, *_args(0))
+    assert explanation.graph_break_count == 0
+    truth = int_compared_into_a_value(*_args(0))[1]
+    assert [a.split(": ")[1] for a in explanation.assumptions] == ["assumed %s" % truth]
+    traced = pyinterp.trace(int_compared_into_a_value, backend="eager", fullgraph=True)
+    truths = set()
+    for seed in SEEDS:
+        expected = int_compared_into_a_value(*_args(seed))
+        truths.add(expected[1])
+        assert_same(traced(*_args(seed)), expected)
+    assert truths == {True, False} and len(traced.cache_entries()) == 2
 
 
 def test_int_placed_differently_by_arms_is_assumed():
@@ -479,13 +496,27 @@ def test_ints_that_native_code_makes_stay_right():
         assert_same(traced(*_args(seed)), items_summed_natively(*_args(seed)))
 
 
-def test_int_whose_value_is_needed_breaks_where_it_is_made():
-    # A size use and a Python decision: the int() call breaks (where the
-    # graph can be split), not the comparison after the slice.
+def test_int_used_as_a_size_and_decided_on_is_one_graph():
+    # A size use and a Python decision: an unbacked size, and the
+    # comparison is a merged branch (data_decisions.py)
     def f(x, y):
         n = int((y > 0).sum())
         rows = x[:n]
         return rows * 2 if n > 1 else rows
+
+    traced = pyinterp.trace(f, fullgraph=True, backend="eager")
+    for seed in SEEDS:
+        assert_same(traced(*_args(seed)), f(*_args(seed)))
+    assert len(traced.cache_entries()) == 1
+
+
+def test_int_whose_value_is_needed_breaks_where_it_is_made():
+    # A size use and a use that needs the value: the int() call breaks
+    # (where the graph can be split), not the str() after the slice.
+    def f(x, y):
+        n = int((y > 0).sum())
+        rows = x[:n]
+        return rows * 2, str(n)
 
     traced = pyinterp.trace(f, fullgraph=True, backend="eager")
     with pytest.raises(pyinterp.GraphBreakError) as info:
@@ -534,7 +565,7 @@ def _int_programs(draw):
     for _ in range(draw(st.integers(1, 7))):
         a, b = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
         new = "i%d" % len(lines)
-        kind = draw(st.integers(0, 14))
+        kind = draw(st.integers(0, 17))
         if kind == 0:
             lines.append("%s = %s" % (new, a))
         elif kind == 1:
@@ -579,6 +610,16 @@ def _int_programs(draw):
             lines.append("x = x + torch.zeros(%s %% 4 + 1).sum() + x[None, :][:, :%s].sum()"
                          % (a, b))
             continue
+        elif kind == 15:  # (a decision in another frame: merged)
+            lines.append("x = _decide(x, %s, %d)" % (a, draw(st.integers(-1, 3))))
+            continue
+        elif kind == 16:  # (a decision that feeds no jump: assumed)
+            lines.append("flag = %s %s %d\nx = x * 2 if flag else x"
+                         % (a, draw(st.sampled_from(["<", ">", "!="])), draw(st.integers(0, 3))))
+            continue
+        elif kind == 17:  # (arms that print: assumed)
+            lines.append("x = _report(x, %s)" % a)
+            continue
         else:
             lines.append("%s = %s / 4" % (new, a))  # (a float tracked by scalars.py)
             lines.append("x = x * %s" % new)
@@ -590,7 +631,25 @@ def _int_programs(draw):
                                          for ln in lines) + "\n"
 
 
-_TAKE = "def _take(x, n):\n    return x + x[:n].sum() * 2\n\n\n"
+_TAKE = """def _take(x, n):
+    return x + x[:n].sum() * 2
+
+
+def _decide(x, n, k):
+    if n > k:
+        return x * 2
+    return x - 1
+
+
+def _report(x, n):
+    if n:
+        print("n is", n)
+        return x + 1
+    print("no n")
+    return x
+
+
+"""
 _VALUES = st.lists(st.sampled_from([-1.5, -0.5, 0.0, 0.5, 2.0]), min_size=4, max_size=4)
 
 
@@ -605,8 +664,12 @@ def test_generated_int_programs_match_eager(source, calls):
     for values in calls:
         y = torch.tensor(values)
         try:
-            expected = fn(x, y)
+            with contextlib.redirect_stdout(io.StringIO()) as printed:
+                expected = fn(x, y)
         except Exception:  # noqa: BLE001 - (bool - tensor): the same error, traced
             raises_same(traced, fn, x, y)
             continue
-        assert_same(traced(x, y), expected)
+        with contextlib.redirect_stdout(io.StringIO()) as replayed:
+            got = traced(x, y)
+        assert_same(got, expected)
+        assert replayed.getvalue() == printed.getvalue()

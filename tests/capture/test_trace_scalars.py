@@ -247,7 +247,7 @@ def scalar_to_native_builtin(x, y):
     return x * max(y.sum().item(), 1)
 
 
-@pytest.mark.parametrize("fn", [scalar_compared_into_a_value, scalar_formatted,
+@pytest.mark.parametrize("fn", [scalar_formatted,
                                 scalar_to_factory, scalar_divides,
                                 scalar_to_native_builtin, scalar_stored_on_object],
                          ids=lambda f: f.__name__)
@@ -255,12 +255,26 @@ def test_scalar_uses_that_break_stay_correct(fn):
     _check_breaks(fn, (3,), (4,))
 
 
-def test_scalar_compared_under_fullgraph_names_the_line():
+def test_scalar_compared_into_a_value_is_assumed():
+    # flag feeds no jump: its truth is assumed and checked by the graph
+    # (data_decisions.py); one entry per truth value
+    explanation = pyinterp.explain(scalar_compared_into_a_value, *_args(0, (3,), (4,)))
+    assert explanation.graph_break_count == 0 and len(explanation.assumptions) == 1
     traced = pyinterp.trace(scalar_compared_into_a_value, fullgraph=True, backend="eager")
+    flags = set()
+    for seed in range(8):
+        args = _args(seed, (3,), (4,))
+        flags.add(scalar_compared_into_a_value(*args)[1])
+        _run_both(traced, scalar_compared_into_a_value, args)
+    assert flags == {True, False} and len(traced.cache_entries()) == 2
+
+
+def test_scalar_break_under_fullgraph_names_the_line():
+    traced = pyinterp.trace(scalar_formatted, fullgraph=True, backend="eager")
     with pytest.raises(pyinterp.GraphBreakError) as info:
         traced(*_args(0, (3,), (4,)))
     assert info.value.kind == "data-dependent-value"
-    assert info.value.lineno == scalar_compared_into_a_value.__code__.co_firstlineno + 1
+    assert info.value.lineno == scalar_formatted.__code__.co_firstlineno + 1
 
 
 def test_scalar_in_data_dependent_if_arm_is_not_merged_as_equal():

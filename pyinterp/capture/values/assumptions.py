@@ -73,10 +73,16 @@ def assume(cap, func, args):
     return value
 
 
+def allowed(cap):
+    """May the capture assume a value from tensor data now?  Not inside an
+    arm being merged, in native code, after the graph wrote one of its
+    inputs, or once the traced callable stopped assuming."""
+    return not cap.speculation.depth and not cap.interp.opaque and cap.breaks.active \
+        and not cap.recording.recorder.mutated_input and cap.recording.assumed is not None
+
+
 def _may_assume(cap, tensor):
-    return type(tensor) in _TRACKABLE and not cap.speculation.depth and not cap.interp.opaque \
-        and cap.breaks.active and not cap.recording.recorder.mutated_input \
-        and cap.recording.assumed is not None
+    return type(tensor) in _TRACKABLE and allowed(cap)
 
 
 def _record(cap, node, value):

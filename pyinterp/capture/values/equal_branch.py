@@ -15,13 +15,14 @@ data: shapes are guarded, so the plain False stands.  Of the same shape,
 both; dtypes are promoted by both; empty tensors are equal in both).
 
 Records (:class:`~..state.Capture`): owns none; reads ``interp``,
-``speculation`` (through :func:`.scalars.next_is_branch`) and records on
+``speculation`` (through :func:`.data_decisions.next_is_branch`) and records on
 ``recording.recorder``.
 """
 import torch
 
 from ...refgraph.fxgraph import Unrepresentable
-from .scalars import BRANCHES, bool_tensor, next_is_branch
+from .data_decisions import bool_tensor, next_is_branch
+from .scalars import BRANCHES
 
 _EQUALS = frozenset({torch.equal, torch.Tensor.equal})
 _CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION_EX"})

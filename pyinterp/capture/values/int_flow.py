@@ -54,10 +54,11 @@ _MAX_STATES = 2000
 _flow_cache = {}
 
 
-def flows_only_to_graph_uses(code, index, height):
+def flows_only_to_graph_uses(code, index, height, decides=False):
     """True if the int that the CALL at ``index`` pushes (the stack then
     ``height`` deep) can only reach, through moves, what a tracked int may
-    do: arithmetic, comparisons that feed a jump, truth tests by a jump.
+    do: arithmetic, comparisons that feed a jump (any comparison with
+    ``decides``: one that feeds no jump is assumed), truth tests by a jump.
 
     The check is static and may say no where the run would have been fine;
     a no keeps the old behaviour: the ``.item()``/``int()`` call itself
@@ -65,10 +66,10 @@ def flows_only_to_graph_uses(code, index, height):
     after it.  A yes that the run then contradicts (an arithmetic result
     that flows somewhere else) breaks later, at the use.
     """
-    return _cached_flow(code, index, height, False)
+    return _cached_flow(code, index, height, False, decides)
 
 
-def flows_only_to_size_uses(code, index, height, below=()):
+def flows_only_to_size_uses(code, index, height, below=(), decides=False):
     """True if the int that the CALL at ``index`` pushes (the stack then
     ``height`` deep) can only reach, through moves and ``+ - * // %`` (whose
     results are followed too), arguments of calls, slice bounds (also of a
@@ -80,23 +81,26 @@ def flows_only_to_size_uses(code, index, height, below=()):
     the graph (the int would be a constant after it), where a break at the
     ``.item()``/``int()`` call can.  A call that turns out to need the
     value (``range(n)``, :data:`NEEDS_VALUE`: also where ``below``, the
-    stack under the int, holds one) breaks there, late."""
+    stack under the int, holds one) breaks there, late.  With ``decides``
+    (the capture may keep a decision on tensor data in the graph,
+    :mod:`.data_decisions`), comparisons and truth tests of it are fine
+    too."""
     valued = frozenset(p for p, v in enumerate(below) if id(v) in _NEEDS_VALUE_IDS)
-    return _cached_flow(code, index, height, valued)
+    return _cached_flow(code, index, height, valued, decides)
 
 
-def _cached_flow(code, index, height, sizes):
+def _cached_flow(code, index, height, sizes, decides=False):
     """``sizes``: False (graph uses), or the positions of the stack under
     the int that hold a callable of :data:`NEEDS_VALUE` (size uses)."""
-    key = (id(code), index, height, sizes)
+    key = (id(code), index, height, sizes, decides)
     entry = _flow_cache.get(key)
     if entry is None or entry[0] is not code:
         entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height,
-                                                 sizes))
+                                                 sizes, decides))
     return entry[1]
 
 
-def _flows(instructions, index, height, sizes):
+def _flows(instructions, index, height, sizes, decides):
     # A state: (pc, height, tainted stack positions, tainted locals, stack
     # positions holding a callable that needs its arguments' values).
     # With sizes, also: the positions holding a slice or tuple with the int
@@ -114,7 +118,7 @@ def _flows(instructions, index, height, sizes):
         if sizes and (valued and _call_needs_value(ins, h, tainted, valued)
                       or not _indexes_by_holder(ins, h, tainted, holders)):
             return False
-        following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes)
+        following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes, decides)
         if following is None:
             return False
         for state in following:
@@ -202,10 +206,11 @@ def _fast_move(name, slot, h, tainted, slots):
     return h + 1
 
 
-def _flow_step(instructions, ins, h, tainted, slots, sizes):
+def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False):
     """The states after ``ins`` (``(pc, height, tainted stack positions,
     tainted locals)``), or None if ``ins`` may use the int in a way a
-    tracked int (an unbacked size if ``sizes``) cannot follow."""
+    tracked int (an unbacked size if ``sizes``; deciding on it if
+    ``decides``) cannot follow."""
     name, arg = ins.opname, ins.argval
     out = []
     if ins.exc_target is not None:  # (an exception keeps the locals, cuts the stack)
@@ -256,12 +261,12 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes):
         h += info.pushes(name, ins.arg) - pops
         if used and name in _HOLDS_ITEMS:
             tainted.add(h - 1)  # (a slice, or the sizes of view: followed)
-    elif sizes and (name == "COMPARE_OP" and {h - 2, h - 1} & tainted
-                    or name in info.TRUTH_TESTS and h - 1 in tainted):
+    elif sizes and not decides and (name == "COMPARE_OP" and {h - 2, h - 1} & tainted
+                                    or name in info.TRUTH_TESTS and h - 1 in tainted):
         return None  # (a decision needs the value)
     elif name == "COMPARE_OP":
-        if {h - 2, h - 1} & tainted and not (
-                ins.argval in COMPARISON_SYMBOLS and instructions[nxt].opname in info.TRUTH_TESTS):
+        if {h - 2, h - 1} & tainted and not (ins.argval in COMPARISON_SYMBOLS and (
+                decides or instructions[nxt].opname in info.TRUTH_TESTS)):
             return None
         h -= 1
         tainted.difference_update((h - 1, h))

@@ -50,16 +50,18 @@ What a tracked float may do without a break (everything else is a
 A comparison with a plain number that feeds a conditional jump
 (``if random.random() < self.p:``) is recorded as a 0-d bool node, and the
 jump sees that tensor: the branch is then data-dependent, and
-:mod:`.speculate` runs both arms and merges them, or breaks as for
+:mod:`.speculate` runs both arms and merges them, or assumes it as for
 ``if x.sum() > 0``.  Its truth value is the Python comparison's.  The
 arms of such a branch may compute with tracked floats in turn (the nodes
 of the floats in the frame's slots are made before the arms, so that
 ``torch.cond`` can take them as operands of both).
 
-Other comparisons, truth tests, hashing, indexing, and any native call
-other than the above feed Python control flow or data the mock cannot
-recompute: those break (``x = s > 0`` is a break, which is correct:
-the value depends on data).
+A comparison with a plain number whose result goes elsewhere (``flag =
+s > 0``) is recorded the same way and its truth assumed, checked by the
+graph on every call (:mod:`.data_decisions`, the rule shared by every kind
+of value the graph computes); where no assumption can be made it breaks.
+Truth tests, hashing, indexing, and any native call other than the above
+feed Python control flow or data the mock cannot recompute: those break.
 
 Records (:class:`~..state.Capture`): owns none (its :class:`ScalarTable` is
 held as ``recording.scalars``); reads ``recording``, ``breaks``,
@@ -71,7 +73,7 @@ import types
 import torch
 
 from .. import rules
-from . import float_text
+from . import data_decisions, float_text
 from .identity import STORES, IdentityTable, stored_where_unseen
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
@@ -335,55 +337,35 @@ def unary_negative(vm, frame, ins, base):
 BRANCHES = info.TRUTH_TESTS - info.BACKWARD_JUMPS
 
 
-def _branch_on_compare(vm, frame, ins):
-    """True if ``ins`` is a comparison of a tracked float with a plain
-    number (or another tracked float) whose result only feeds the
-    conditional jump after it (the ``*_OR_POP`` forms would leave it on
-    the stack for the program to see)."""
+def _decided_compare(vm, frame, ins):
+    """How the comparison ``ins`` of a tracked float with a plain number
+    (or another tracked float) stays in the graph: ``"jump"`` where only
+    the conditional jump after it reads its result (the ``*_OR_POP`` forms
+    would leave it on the stack for the program to see), ``"assumed"``
+    where another use reads it and the capture may assume its truth
+    (``ok = s > 0.5``: :mod:`.data_decisions`); else None."""
     cap = vm.capture
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
     table = cap.recording.scalars
     if not (table.tracks(lhs) or table.tracks(rhs)) or not (_plain_number(lhs)
                                                              and _plain_number(rhs)):
-        return False
-    return next_is_branch(vm, frame, ins, BRANCHES)
-
-
-def next_is_branch(vm, frame, ins, branches):
-    """True if the instruction after ``ins`` (in the code the frame runs)
-    is one of the conditional jumps ``branches``."""
-    following = vm.variant(frame.code)
-    return ins.index + 1 < len(following) and following[ins.index + 1].opname in branches
-
-
-def bool_tensor(truth, device):
-    """A 0-d bool tensor holding ``truth``: the value of a recorded node,
-    made without recording an op."""
-    with torch._C.DisableTorchFunction():
-        return torch.tensor(truth, device=device)
-
-
-def push_comparison(rec, stack, op, operands, device):
-    """Replace the two plain numbers on top of ``stack`` by their
-    comparison ``op`` as a 0-d bool tensor on ``device``, recorded as the
-    node ``op(*operands)`` (operands: nodes or constants).  Shared by the
-    comparisons of tracked floats and of tracked ints."""
-    truth = op(stack[-2], stack[-1])  # plain numbers: the real comparison, nothing to run
-    cond = bool_tensor(truth, device)
-    rec.record(op, operands, {}, cond)
-    del stack[-2:]
-    stack.append(cond)
+        return None
+    if data_decisions.next_is_branch(vm, frame, ins, BRANCHES):
+        return "jump"
+    return "assumed" if data_decisions.possible(cap) else None
 
 
 def compare_op(vm, frame, ins, base):
     """The capture variant of ``COMPARE_OP``: a comparison of a tracked
     float that feeds a conditional jump pushes a 0-d bool tensor (its
-    node records the comparison), so the jump is a data-dependent branch
-    (see the module docstring)."""
+    node records the comparison), so the jump is a data-dependent branch;
+    one whose result goes elsewhere is assumed (see the module docstring)."""
     cap = vm.capture
-    if not (cap.recording.scalars and cap.breaks.active) or ins.argval not in COMPARISONS \
-            or not _branch_on_compare(vm, frame, ins):
+    how = None
+    if cap.recording.scalars and cap.breaks.active and ins.argval in COMPARISONS:
+        how = _decided_compare(vm, frame, ins)
+    if how is None:
         return base(vm, frame, ins)
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
@@ -400,7 +382,11 @@ def compare_op(vm, frame, ins, base):
     except Unrepresentable as e:
         cap.break_graph(e.kind, e.message)
         return base(vm, frame, ins)
-    push_comparison(rec, stack, op, operands, devices.pop())
+    if not data_decisions.push_decision(cap, stack, how == "jump", op, operands, op(lhs, rhs),
+                                        devices.pop()):
+        cap.break_graph("data-dependent-value", "%s on a Python float the graph computes"
+                        % ins.opname)
+        return base(vm, frame, ins)
     return None
 
 
@@ -415,7 +401,7 @@ def check_instruction(cap, frame, ins):
     if name in _MOVES:
         return
     if name == "COMPARE_OP" and ins.argval in COMPARISONS \
-            and _branch_on_compare(cap.interp.vm, frame, ins):
+            and _decided_compare(cap.interp.vm, frame, ins) is not None:
         return  # (the variant records it: compare_op)
     if name == "COMPARE_OP" and any(isinstance(v, Tensor) for v in frame.stack[-2:]):
         return  # h > s: a tensor op, whose float operand tensor_op_args vets

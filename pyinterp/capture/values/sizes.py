@@ -54,7 +54,7 @@ import types
 
 import torch
 
-from . import quiet_replay
+from . import data_decisions, quiet_replay
 from .. import legacy_tensors, rules
 from ...interp.model.dunders import needs_interpreter
 from ...interp.model.lookup import lookup
@@ -359,6 +359,13 @@ class SizeTracker:
             self._check_not_value(v.sym if type(v) is SymbolicInt else v)
         return bool(value)
 
+    def from_data(self, *values):
+        """True if one of ``values`` is a SymbolicInt whose value tensor
+        data decides (an int from ``.item()``/``.tolist()``): a decision on
+        it is never a guard."""
+        return any(type(v) is SymbolicInt and not self._check_not_value(v.sym, raising=False)
+                   for v in values)
+
     def _check_not_value(self, sym, raising=True):
         """Raise :class:`DataDependentValue` (or return False, unless
         ``raising``) if ``sym`` depends on an int from tensor data."""
@@ -545,7 +552,7 @@ def _step(vm, frame, ins):
     if name == "BINARY_OP":
         return _binary_op(cap, sizes, frame, ins)
     if name == "COMPARE_OP":
-        return _compare_op(cap, sizes, frame, ins)
+        return _compare_op(vm, cap, sizes, frame, ins)
     if name == "UNARY_NEGATIVE":
         if type(stack[-1]) is SymbolicInt:
             stack[-1] = sizes.negate(cap.recording.recorder, stack[-1])
@@ -557,7 +564,11 @@ def _step(vm, frame, ins):
                 stack[-1] = sizes.specialize(stack[-1], "its value is kept by " + name,
                                              cap.site())
             else:  # the jump sees the decided truth (a guarded relation)
-                stack[-1] = sizes.decide(stack[-1].sym, stack[-1])
+                truth = _decided(sizes, stack[-1].sym, stack[-1])
+                if truth is None and data_decisions.truth(vm, frame, ins):
+                    return False  # (the data decides: a condition on tensor data, or assumed)
+                stack[-1] = truth if truth is not None \
+                    else sizes.decide(stack[-1].sym, stack[-1])
         return False
     if name in _CALLS:
         _call(cap, sizes, frame, ins)
@@ -635,7 +646,7 @@ def _binary_op(cap, sizes, frame, ins):
     return True
 
 
-def _compare_op(cap, sizes, frame, ins):
+def _compare_op(vm, cap, sizes, frame, ins):
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
     if issubclass(type(lhs), Tensor) or issubclass(type(rhs), Tensor) \
@@ -652,10 +663,31 @@ def _compare_op(cap, sizes, frame, ins):
                 stack[at] = sizes.specialize(stack[at], "compared with a %s" % type(
                     stack[-1 if at == -2 else -2]).__name__, cap.site())
         return False
-    truth = sizes.decide(op(_sym(lhs), _sym(rhs)), lhs, rhs)
+    relation = op(_sym(lhs), _sym(rhs))
+    # (n > 0 of an int from tensor data, idx.shape[0] == 0 of a nonzero():
+    # the data decides, not the shapes)
+    truth = _decided(sizes, relation, lhs, rhs)
+    if truth is None and data_decisions.compare(vm, frame, ins, op, lhs, rhs):
+        return True
+    if truth is None:
+        truth = sizes.decide(relation, lhs, rhs)  # (raises: a break)
     del stack[-2:]
     stack.append(truth)
     return True
+
+
+def _decided(sizes, relation, *operands):
+    """The truth of ``relation`` as the shape environment decides it (a
+    guarded relation), or None where tensor data decides it: an int from
+    tensor data, or a data-dependent size it cannot decide."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    if sizes.from_data(*operands):
+        return None
+    try:
+        return sizes.decide(relation, *operands)
+    except GuardOnDataDependentSymNode:
+        return None
 
 
 # -- calls ---------------------------------------------------------------------------

@@ -31,7 +31,9 @@ every move.  What a tracked int may do without a break:
   number gives a float tracked by :mod:`.scalars`;
 * a comparison that feeds a conditional jump, or a truth test by a jump
   (``if (y > 0).any().item():``): the jump sees a 0-d bool tensor, and the
-  branch is data-dependent (:mod:`.speculate` merges it, or it breaks).
+  branch is data-dependent (:mod:`.speculate` merges it, or it is
+  assumed); a comparison whose result goes elsewhere (``ok = n > 1``) is
+  assumed at once (:mod:`.data_decisions`).
 
 An int (not a bool) that an instruction is about to read in any other
 way becomes an unbacked size first (:func:`_promoted`,
@@ -54,7 +56,7 @@ import random
 
 import torch
 
-from . import listed_ints, scalars, sizes
+from . import data_decisions, listed_ints, scalars, sizes
 from .. import rules
 from .int_flow import (DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses,
                        flows_only_to_size_uses)
@@ -204,10 +206,11 @@ def step(vm, frame, ins, run):
     shadow = table.shadow(frame)
     name = ins.opname
     if name == "CALL" and not cap.speculation.depth:
-        producer = _producer(frame, ins)
+        decides = data_decisions.possible(cap)
+        producer = _producer(frame, ins, decides)
         if producer is not None:
             return _produce(vm, frame, ins, run, producer, shadow)
-        tensor = _size_producer(frame, ins)
+        tensor = _size_producer(frame, ins, decides)
         if tensor is not None and not (shadow and _generic_consumed(frame, ins, shadow)):
             return _produce_size(vm, frame, ins, run, tensor, shadow)
     if not shadow:
@@ -366,7 +369,7 @@ def _swap(vm, frame, ins, run, shadow):
 
 
 # -- producing ----------------------------------------------------------------
-def _producer(frame, ins):
+def _producer(frame, ins, decides=False):
     """The tensor whose ``.item()`` or ``int()`` this CALL makes, if it
     makes a trackable int (an integer or bool tensor of one element) that
     may only feed what a tracked int can do (:func:`flows_only_to_graph_uses`);
@@ -378,14 +381,14 @@ def _producer(frame, ins):
     fn, args, base = peeked
     if any(fn is f for f in RANDOM_INTS):  # random.randint(0, 9): recomputed by the mock
         if all(type(a) is int for a in args) \
-                and flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+                and flows_only_to_graph_uses(frame.code, ins.index, base + 1, decides):
             return fn
         return None
     if fn is bool and len(args) == 1:  # (``bool(t)``: any real dtype, t != 0)
         tensor = args[0]
         if type(tensor) not in _TRACKABLE_TENSORS or tensor.dtype.is_complex \
                 or tensor.numel() != 1 \
-                or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+                or not flows_only_to_graph_uses(frame.code, ins.index, base + 1, decides):
             return None
         return tensor
     if fn is int and len(args) == 1:
@@ -394,14 +397,14 @@ def _producer(frame, ins):
             # (``int(t)`` of a float tensor: truncated in the graph, which
             # raises where Python's int() would raise or leave int64)
             if type(tensor) not in _TRACKABLE_TENSORS or tensor.numel() != 1 \
-                    or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+                    or not flows_only_to_graph_uses(frame.code, ins.index, base + 1, decides):
                 return None
             return tensor
     else:
         tensor = _item_of(fn, args)
     if tensor is None or type(tensor) not in _TRACKABLE_TENSORS \
             or tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.numel() != 1 \
-            or not flows_only_to_graph_uses(frame.code, ins.index, base + 1):
+            or not flows_only_to_graph_uses(frame.code, ins.index, base + 1, decides):
         return None
     return tensor
 
@@ -427,7 +430,7 @@ def _item_of(fn, args):
     return None
 
 
-def _size_producer(frame, ins):
+def _size_producer(frame, ins, decides=False):
     """The tensor whose ``.item()`` or ``int()`` this CALL makes, if its
     int is one that only reaches sizes (an integer tensor of one element:
     :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
@@ -439,7 +442,8 @@ def _size_producer(frame, ins):
     fn, args, base = peeked
     tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
     if tensor is None or not listed_ints.makes_a_size(tensor) \
-            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base]):
+            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base],
+                                        decides):
         return None
     return tensor
 
@@ -709,11 +713,12 @@ def _compare_op(vm, frame, ins, run, shadow):
     if entries == (None, None):
         return _generic(vm, frame, ins, run, shadow)
     lhs, rhs = stack[-2], stack[-1]
-    feeds_jump = scalars.next_is_branch(vm, frame, ins, info.TRUTH_TESTS)
+    feeds_jump = data_decisions.next_is_branch(vm, frame, ins)
     op = scalars.COMPARISONS.get(ins.argval)
     plain = all(type(v) in (int, bool, float) for v in (lhs, rhs))
     devices = {e.device for e in entries if e is not None}
-    if not (feeds_jump and op is not None and plain) or len(devices) > 1 \
+    assumed = not feeds_jump and data_decisions.possible(cap)  # (ok = n > 2)
+    if not ((feeds_jump or assumed) and op is not None and plain) or len(devices) > 1 \
             or cap.recording.scalars.tracks(lhs) or cap.recording.scalars.tracks(rhs):
         _break(cap, "%s on a Python int the graph computes" % ins.opname)
         return run(vm, frame, ins)
@@ -724,9 +729,13 @@ def _compare_op(vm, frame, ins, run, shadow):
     except Unrepresentable as e:
         _break(cap, e.message)
         return run(vm, frame, ins)
+    # (no jump after it: its truth is assumed, and checked by the graph)
+    if not data_decisions.push_decision(cap, stack, feeds_jump, op, operands, op(lhs, rhs),
+                                        devices.pop()):
+        _break(cap, "%s on a Python int the graph computes" % ins.opname)
+        return run(vm, frame, ins)
     shadow.stack.pop(depth - 2, None)
     shadow.stack.pop(depth - 1, None)
-    scalars.push_comparison(rec, stack, op, operands, devices.pop())
     return None
 
 
@@ -748,7 +757,7 @@ def _jump(vm, frame, ins, run, shadow):
     except Unrepresentable as e:
         _break(cap, e.message)
         return run(vm, frame, ins)
-    cond = scalars.bool_tensor(bool(stack[-1]), entry.device)
+    cond = data_decisions.bool_tensor(bool(stack[-1]), entry.device)
     if type(entry.value) is bool:  # (a bool's node is a bool tensor)
         rec.bind(cond, node)
     else:
