@@ -142,6 +142,15 @@ def rows_and_lengths(gen, seed):
     return torch.randn(4, 5, DIM, generator=gen), lengths
 
 
+def rows_sometimes_kept(gen, seed):
+    """Rows whose first column passes 0.5 in rows 0 and 2 on even seeds and
+    in no row on odd seeds."""
+    x = torch.randn(4, DIM, generator=gen)
+    kept = (torch.arange(4) % 2 == 0) & (seed % 2 == 0)
+    x[:, 0] = torch.where(kept, x[:, 0].abs() + 0.6, -x[:, 0].abs())
+    return (x,)
+
+
 def padded_batch(gen, seed):
     """Padded sequences (batch 4, padded length 6) whose longest length is
     3, 3, 4, 5, 3... on seeds 0, 1, 2, 3, 4...: a trim to it must not be a
@@ -862,6 +871,36 @@ class SplitAndPad(nn.Module):
         pieces = torch.split(tokens, lengths.tolist())
         padded = nn.utils.rnn.pad_sequence(pieces, batch_first=True)
         return padded.sum(1) / lengths[:, None]
+
+
+@case("dynamic_shapes", "empty_guard", "detector: a constant answer when no row passes the "
+      "threshold (if keep.shape[0] == 0)", rows_sometimes_kept)
+class EmptyGuard(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(DIM, DIM)
+
+    def forward(self, x):
+        keep = (x[:, 0] > 0.5).nonzero()
+        if keep.shape[0] == 0:  # (a decision on a data-dependent size)
+            return self.head.bias * 0
+        return self.head(x[keep[:, 0]]).mean(0)
+
+
+@case("dynamic_shapes", "count_to_helper", "int(lengths[0]) handed to a helper that branches "
+      "on it", rows_and_lengths)
+class CountToHelper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def pool(self, h, n):
+        if n > 2:  # (a decision on an int from tensor data, in another frame)
+            return h[:, :n].mean(1)
+        return h[:, 0]
+
+    def forward(self, x, lengths):
+        return self.pool(self.fc(x), int(lengths[0]))
 
 
 # ---------------------------------------------------------------------------
