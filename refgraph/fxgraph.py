@@ -187,8 +187,8 @@ class GraphRecorder:
         for t in items:
             if not isinstance(t, torch.Tensor):
                 continue
-            key = _storage_of(t)
-            if key is None or any(_storage_of(i) == key for _, i, _ in self.inputs):
+            key = storage_of(t)
+            if key is None or any(storage_of(i) == key for _, i, _ in self.inputs):
                 return True
         return False
 
@@ -227,8 +227,33 @@ class GraphRecorder:
         node = self.node_of.get(id(tensor))
         return node is not None and node.op != "placeholder"
 
+    def write_hazard(self, written):
+        """Why an op about to write ``written`` (a tensor, or a tuple or
+        list of them) in place must break the graph first, or None:
 
-def _storage_of(tensor):
+        * ``"assumed"``: the graph assumes values from tensor data, and
+          ``written`` is, or shares memory with, a graph input, or is a
+          tensor the graph did not make (one from outside becomes an input
+          as the op is recorded): a failed check reruns the call, so the
+          graph must leave its inputs as they were;
+        * ``"rebound"``: ``written`` is memory that a ``t.data = v`` store
+          made ``t`` and ``v`` share, where the graph's ``t`` is a copy."""
+        torch = self.torch
+        if written is None or not (self.assumptions or self.rebound_storages):
+            return None
+        items = [t for t in (written if isinstance(written, (tuple, list)) else (written,))
+                 if isinstance(t, torch.Tensor)]
+        if self.assumptions and (any(not self.is_graph_value(t) for t in items)
+                                 or self.writes_input(written)):
+            return "assumed"
+        if self.rebound_storages:
+            with torch._C.DisableTorchFunction():
+                if any(storage_of(t) in self.rebound_storages for t in items):
+                    return "rebound"
+        return None
+
+
+def storage_of(tensor):
     """The address of ``tensor``'s storage (shared by its views), or None
     when it has none to compare (then any write counts as one to an input)."""
     try:

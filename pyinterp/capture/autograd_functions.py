@@ -45,6 +45,7 @@ instead (Dynamo makes it one higher-order op, with both traced):
 import torch
 
 from .consumers import ARGS, consume
+from ..refgraph.fxgraph import storage_of
 from .graphmend.speculate import Speculating
 
 _Function = torch.autograd.Function
@@ -149,8 +150,8 @@ def _is_graph_input(rec, tensor):
     if not rec.is_graph_value(tensor):
         return True
     with torch._C.DisableTorchFunction():
-        mine = _storage(tensor)
-        return any(_storage(t) == mine for _, t, _ in rec.inputs)
+        mine = storage_of(tensor)
+        return mine is None or any(storage_of(t) == mine for _, t, _ in rec.inputs)
 
 
 def reads_outside_tensor(rec, lifted, given):
@@ -237,7 +238,7 @@ class _MadeHere:
         self.inputs = inputs
         self.before = set(rec.graph.nodes)
         with torch._C.DisableTorchFunction():
-            self.storages = {_storage(t) for t in rec.tensor_of.values()}
+            self.storages = {storage_of(t) for t in rec.tensor_of.values()}
 
     def __call__(self, tensor):
         if not isinstance(tensor, torch.Tensor):
@@ -248,9 +249,9 @@ class _MadeHere:
         if node is None or node.op == "placeholder" or node in self.before:
             return False
         with torch._C.DisableTorchFunction():
-            mine = _storage(tensor)
-            return mine not in self.storages \
-                and all(_storage(t) != mine for _, t, _ in self.rec.inputs)
+            mine = storage_of(tensor)
+            return mine is not None and mine not in self.storages \
+                and all(storage_of(t) != mine for _, t, _ in self.rec.inputs)
 
 
 class _Inputs:
@@ -289,10 +290,6 @@ class _Inputs:
                 if node is not None:
                     rec.bind(tensor, node)
         rec.mutated_input = self.mutated_input
-
-
-def _storage(tensor):
-    return tensor.untyped_storage().data_ptr()
 
 
 class Raised(str):

@@ -430,16 +430,15 @@ class Capture:
         consume(self, args + tuple(kwargs.values()), ARGS)
         if not self.breaks.active:
             return func(*args, **kwargs)
+        written = _written(name, args, kwargs)
+        hazard = self.recording.recorder.write_hazard(written)
         if self.speculation.depth and (name in _MUTATING or name.endswith("_")
                                        and not name.endswith("__")) \
-                and not self.speculation.may_write_tensor(_written(name, args, kwargs)):
+                and not self.speculation.may_write_tensor(written):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
-        elif assumptions.refuses_write(self.recording.recorder, _written(name, args, kwargs)):
-            self.break_graph("data-dependent-value", "%s writes a graph input in place after "
-                             "the graph assumed a bool from tensor data" % _spell(func))
-        elif tensor_setters.refuses_write(self.recording.recorder, _written(name, args, kwargs)):
-            self.break_graph("tensor-attribute-write", "%s writes in place the memory of a "
-                             "tensor requiring grad whose .data was assigned" % _spell(func))
+        elif hazard is not None:
+            kind, message = _WRITE_HAZARDS[hazard]
+            self.break_graph(kind, message % _spell(func))
         result = func(*args, **kwargs)
         if _holds_tensor(result) or name in _MUTATING or name.endswith("_") and \
                 not name.endswith("__"):
@@ -457,7 +456,6 @@ class Capture:
                     self.recording.recorder.record(func, graph_args, graph_kwargs, result)
             except Unrepresentable as e:
                 self.break_graph(e.kind, e.message)
-        written = _written(name, args, kwargs)
         if written is not None and self.breaks.active:
             self.recording.recorder.note_mutation(written)
         return result
@@ -581,6 +579,15 @@ def _all_tensors(value):
     if isinstance(value, Tensor):
         return True
     return isinstance(value, (tuple, list)) and bool(value) and all(map(_all_tensors, value))
+
+
+# GraphRecorder.write_hazard -> the break before such a write: (kind, message % op)
+_WRITE_HAZARDS = {
+    "assumed": ("data-dependent-value", "%s writes a graph input in place after the graph "
+                "assumed a value from tensor data"),
+    "rebound": ("tensor-attribute-write", "%s writes in place the memory of a tensor "
+                "requiring grad whose .data was assigned"),
+}
 
 
 def _written(name, args, kwargs):

@@ -23,7 +23,7 @@ value.  The rule (:func:`assign`):
   (it may have saved ``t`` for backward, and eager's backward then reads
   the new data through the same tensor, the graph's the old); and, after
   the store, an in-place write to the memory ``t`` and ``v`` share
-  (:func:`refuses_write`: eager's ``t`` sees it, the node is a copy);
+  (``GraphRecorder.write_hazard``: eager's ``t`` sees it, the node is a copy);
 * any other store to one of torch's tensor attributes (``requires_grad``,
   ``grad``, ``real``...) is a ``tensor-attribute-write`` break, on the
   run's own tensors too (some of those setters, ``.real``'s, never reach
@@ -35,7 +35,7 @@ Records (:class:`~.state.Capture`): owns none; writes through ``recording``
 """
 import torch
 
-from ..refgraph.fxgraph import Unrepresentable
+from ..refgraph.fxgraph import Unrepresentable, storage_of
 
 Tensor = torch.Tensor
 
@@ -90,7 +90,7 @@ def assign(cap, func, name, args):
     if rebound:  # later uses: v's values, the gradient to the tensor itself
         rec.record(_REBOUND, (before, node), {}, tensor)
         with torch._C.DisableTorchFunction():
-            rec.rebound_storages.add(_storage(tensor))
+            rec.rebound_storages.add(storage_of(tensor))
     else:
         rec.bind(tensor, node)
     if outside:
@@ -151,22 +151,3 @@ def rebound(tensor, values):
 
 
 _REBOUND = rebound
-
-
-def refuses_write(rec, written):
-    """True if an op about to write ``written`` in place must break first:
-    it writes the memory a ``t.data = v`` store made ``t`` and ``v`` share,
-    where the graph's ``t`` is a copy."""
-    if not rec.rebound_storages or written is None:
-        return False
-    items = written if isinstance(written, (tuple, list)) else (written,)
-    with torch._C.DisableTorchFunction():
-        return any(isinstance(t, Tensor) and _storage(t) in rec.rebound_storages
-                   for t in items)
-
-
-def _storage(tensor):
-    try:
-        return tensor.untyped_storage().data_ptr()
-    except Exception:  # noqa: BLE001 - sparse, meta, subclasses without storage
-        return None

@@ -28,7 +28,7 @@ takes, as in eager.
 
 That rerun is sound only if the graph left no trace: it may write no
 graph input.  An in-place write to a graph input after an assumption
-breaks the graph before it (:func:`refuses_write`); an assumption after
+breaks the graph before it (``GraphRecorder.write_hazard``); an assumption after
 such a write is not made (the ``.item()`` or the jump breaks as before); a
 graph that writes an input through a path not checked first (an autograd
 ``Function`` marking an input dirty) makes the capture's entry run
@@ -118,19 +118,6 @@ def assume_truth(cap, cond):
         return None
     _record(cap, node, value)
     return value
-
-
-def refuses_write(rec, written):
-    """True if an op about to write ``written`` in place must break first:
-    the graph has assumptions and ``written`` is, or shares memory with, a
-    graph input, or is a tensor the graph did not make (one from outside
-    becomes an input as the op is recorded): a failed check must leave the
-    inputs as they were."""
-    if not rec.assumptions or written is None:
-        return False
-    items = written if isinstance(written, (tuple, list)) else (written,)
-    return any(isinstance(t, torch.Tensor) and not rec.is_graph_value(t) for t in items) \
-        or rec.writes_input(written)
 
 
 def output_nodes(rec):
