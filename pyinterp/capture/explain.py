@@ -35,7 +35,10 @@ class Explanation:
     traced function's explain captures with its ``dynamic`` setting and
     the dimensions it has seen change), ``assumptions`` the bools from
     tensor data its graphs assume and check on every call (``file:line:
-    assumed value: source``), ``result`` what the call returned.  For a
+    assumed value: source``), ``merged_branches`` the conditions on tensor
+    data whose two arms its graphs both compute, picking with
+    ``torch.where``/``torch.cond`` (``file:line: source``), ``result`` what
+    the call returned.  For a
     traced function: ``cache_entries`` (its entries' :class:`TraceResult`,
     most recent first; None otherwise) and ``recompile_reasons``
     (``(guard, failures)`` pairs).  ``ddp_parts``: for a traced DDP module,
@@ -60,6 +63,7 @@ class Explanation:
         self.compile_times = _times_line(self.times)
         self.specializations = specializations(trace.guards, trace.param_names)
         self.assumptions = [_assumption_text(site, value) for site, value in trace.assumptions]
+        self.merged_branches = [_site_text(site) for site in trace.merged]
         self.dynamic_lines = [] if trace.dynamic is None else [
             name_parameters(line, trace.param_names) for line in trace.dynamic.lines()]
         from .ddp_split import parts_of  # (torch is loaded: a capture ran)
@@ -86,13 +90,18 @@ class Explanation:
 def _assumption_text(site, value):
     """``file:line: assumed value: source`` for one assumed bool (the value
     before the source line, which a narrow summary may clip)."""
+    return _site_text(site, "assumed %s" % value)
+
+
+def _site_text(site, what=None):
+    """``file:line: [what: ]source`` for a user line of the run."""
     import linecache
 
+    head = "" if what is None else what + ": "
     if site is None:
-        return "(no user line): assumed %s" % value
+        return "(no user line): " + (what or "")
     filename, lineno = site
-    return "%s:%s: assumed %s: %s" % (filename, lineno, value,
-                                      linecache.getline(filename, lineno).strip())
+    return "%s:%s: %s%s" % (filename, lineno, head, linecache.getline(filename, lineno).strip())
 
 
 def _times_line(times):

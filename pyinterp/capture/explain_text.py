@@ -110,7 +110,13 @@ def summary(exp):
         out.append("DDP gradient buckets: each graph split into %s part(s)"
                    % ", ".join(map(str, exp.ddp_parts)))
     out += _breaks(exp)
-    out += _assumptions(exp)
+    out += _site_lines(exp.merged_branches, [
+        "Merged branches (conditions on tensor data: the graph computes both arms",
+        "  and picks with torch.where or torch.cond): %d" % len(exp.merged_branches)])
+    out += _site_lines(exp.assumptions, [
+        "Assumptions (bools from tensor data the graph assumes and checks on every call;",
+        "  where one differs, another entry or a new capture runs the call): %d"
+        % len(exp.assumptions)])
     out += _specializations(exp)
     if exp.dynamic_lines:
         out.append("Dynamic shapes:")
@@ -176,15 +182,15 @@ def _specializations(exp):
     return out
 
 
-def _assumptions(exp):
-    if not exp.assumptions:
+def _site_lines(lines, heading):
+    """``heading`` and the first of ``lines`` (``file:line: ...`` texts), or
+    nothing when there are none."""
+    if not lines:
         return []
-    out = ["Assumptions (bools from tensor data the graph assumes and checks on every call;",
-           "  where one differs, another entry or a new capture runs the call): %d"
-           % len(exp.assumptions)]
-    out += ["  " + clip(text, WIDTH - 2) for text in exp.assumptions[:SHOWN_SPECIALIZATIONS]]
-    if len(exp.assumptions) > SHOWN_SPECIALIZATIONS:
-        out.append("  ... %d more (details())" % (len(exp.assumptions) - SHOWN_SPECIALIZATIONS))
+    out = list(heading)
+    out += ["  " + clip(text, WIDTH - 2) for text in lines[:SHOWN_SPECIALIZATIONS]]
+    if len(lines) > SHOWN_SPECIALIZATIONS:
+        out.append("  ... %d more (details())" % (len(lines) - SHOWN_SPECIALIZATIONS))
     return out
 
 
@@ -260,6 +266,8 @@ def details(exp):
         out.append("Break reasons:")
         out += ["  %d. %s" % (i + 1, str(r).replace("\n", "\n     "))
                 for i, r in enumerate(exp.break_reasons)]
+    out += ["Merged branches (%d):" % len(exp.merged_branches)] if exp.merged_branches else []
+    out += ["  " + text for text in exp.merged_branches]
     out += ["Assumptions (%d):" % len(exp.assumptions)] if exp.assumptions else []
     out += ["  " + text for text in exp.assumptions]
     if exp.specializations:

@@ -177,7 +177,8 @@ class Recording:
     keep)."""
 
     __slots__ = ("refgraph", "recorder", "scalars", "text", "ints", "arrays",
-                 "autocast_nodes", "segment_graphs", "produced", "where", "sizes", "assumed")
+                 "autocast_nodes", "segment_graphs", "produced", "where", "sizes", "assumed",
+                 "merged")
 
     def __init__(self, where=None, sizes=None):
         self.where = where  # where(node): the user's stack of a new node
@@ -194,6 +195,7 @@ class Recording:
         self.segment_graphs = []  # explain with breaks: (GraphModule, op count) per graph
         self.produced = {}  # explain with breaks: id -> tensor, outputs of the closed graphs
         self.assumed = []  # (site, value): the bools any graph of the run assumes
+        self.merged = []  # site: the data-dependent branches a graph computes both arms of
 
     def end_segment(self):
         """Close the graph recorded since the last break (explain mode) and

@@ -65,6 +65,7 @@ class TraceResult:
         # (site, value) per bool from tensor data a graph assumes and checks
         # (values/assumptions.py); a call where one differs does not use it.
         self.assumptions = []
+        self.merged = []  # site per data-dependent branch a graph computes both arms of
         self.draws_python_random = False  # (its mock calls random.random() again)
         self.lines = []
         # Seconds: "capture" (the whole run, guard build and compile included),
@@ -194,6 +195,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         result = plain(result)  # (a size that leaves after a break: a plain int)
     out = TraceResult()
     out.assumptions = list(cap.recording.assumed or ())
+    out.merged = list(cap.recording.merged)
     out.draws_python_random = bool(out.assumptions) and assumptions.draws_python_random(
         cap.recording.recorder)
     out.call_shape = (len(args), tuple(kwargs))  # (the recompiles log's reason)

@@ -96,7 +96,18 @@ def test_a_decision_feeding_a_jump_is_one_merged_graph(fn):
     explanation = pyinterp.explain(fn, *_inputs(MASKS[0]))
     assert explanation.graph_count == 1 and explanation.graph_break_count == 0
     assert explanation.assumptions == []  # (merged, not assumed)
+    assert explanation.merged_branches and all(
+        line.startswith(__file__ + ":") for line in explanation.merged_branches)
     assert backend.compiles == 1 and traced.cache_entries()[0].hits == len(MASKS) - 1
+
+
+def test_explain_lists_the_merged_branch_with_its_line():
+    explanation = pyinterp.explain(item_to_a_callee, *_inputs(MASKS[0]))
+    line = _head.__code__.co_firstlineno + 1
+    assert explanation.merged_branches == ["%s:%d: if n > 1:" % (__file__, line)]
+    text = str(explanation)
+    assert "Merged branches (conditions on tensor data" in text and "if n > 1:" in text
+    assert "Merged branches (1):" in explanation.details()
 
 
 @pytest.mark.parametrize("fn", [item_to_a_callee, count_of_nonzero, tolist_decided_twice])
@@ -184,6 +195,20 @@ def test_a_decision_inside_a_merged_arm_is_merged_too():
             x, m = _inputs(mask)
             torch.testing.assert_close(traced(x * sign + 1, m), fn(x * sign + 1, m))
     assert len(traced.cache_entries()) == 1
+    assert len(pyinterp.explain(fn, *_inputs(MASKS[0])).merged_branches) == 2  # (outer, inner)
+
+
+def test_a_branch_that_cannot_merge_is_not_listed_as_merged():
+    def fn(x, mask):
+        n = mask.sum().item()
+        if x.sum() > 0:  # (an arm that prints: not merged, assumed)
+            if n > 1:  # (merged inside the arm, then undone with it)
+                x = x * 3
+            print("positive")
+        return x
+
+    explanation = pyinterp.explain(fn, *_inputs(MASKS[0]))
+    assert explanation.merged_branches == [] and len(explanation.assumptions) == 1
 
 
 # -- gradients --------------------------------------------------------------------------

@@ -126,6 +126,7 @@ def try_merge(vm, frame, ins, cond):
     ints0 = cap.recording.ints.snapshot()  # where tracked ints are (tracked_ints.py)
     cap.recording.ints.make_nodes(cap.recording.recorder)
     int_places = []
+    site, merged_before = cap.site(), len(cap.recording.merged)  # (explain lists the merges)
     rng0 = torch.random.get_rng_state()
     results = []
     before_arms = cap.recording.recorder.mark()
@@ -170,8 +171,10 @@ def try_merge(vm, frame, ins, cond):
         torch.random.set_rng_state(rng0)  # an aborted arm may have drawn numbers
         cap.recording.recorder.roll_back(before_arms)  # (nothing can reach the arms' values)
         _drop_unused(cap.recording.recorder, premade, marks[0])
+        del cap.recording.merged[merged_before:]  # (branches merged inside the arms)
         return None
     _drop_unused(cap.recording.recorder, premade, marks[0])
+    cap.recording.merged.append(site)
     frame.fast[:], frame.stack[:], appends = merged
     cap.recording.ints.restore(int_places[0])
     for lst, items in appends:
