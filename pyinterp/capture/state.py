@@ -433,12 +433,11 @@ class Capture:
         if not self.breaks.active:
             return func(*args, **kwargs)
         written = _written(name, args, kwargs)
-        hazard = self.recording.recorder.write_hazard(written)
         if self.speculation.depth and (name in _MUTATING or name.endswith("_")
                                        and not name.endswith("__")) \
                 and not self.speculation.may_write_tensor(written):
             self.break_graph("unsupported-value", "in-place %s in a speculative arm" % name)
-        elif hazard is not None:
+        elif (hazard := self.recording.recorder.write_hazard(written)) is not None:
             kind, message = _WRITE_HAZARDS[hazard]
             self.break_graph(kind, message % _spell(func))
         result = func(*args, **kwargs)

@@ -67,12 +67,12 @@ def assign(cap, func, name, args):
     why = _refusal(name, tensor, value, rec)
     if why is None and cap.speculation.depth:
         why = "tensor-attribute-write", "assigning .data of a tensor in a speculative arm"
-    rebound = why is None and tensor.requires_grad
+    rebinds = why is None and tensor.requires_grad
     refgraph = cap.recording.refgraph
     outside = why is None and refgraph.is_outside(tensor)
     try:
         operand = None if why is not None else rec.node_for(value)
-        if outside or rebound:
+        if outside or rebinds:
             before = rec.node_for(tensor)  # (its placeholder, for the uses before the store)
     except Unrepresentable as e:
         why = e.kind, e.message
@@ -87,8 +87,8 @@ def assign(cap, func, name, args):
     if rec.where is not None:
         rec.where(node)
     rec.bind_result(node, detached)
-    if rebound:  # later uses: v's values, the gradient to the tensor itself
-        rec.record(_REBOUND, (before, node), {}, tensor)
+    if rebinds:  # later uses: v's values, the gradient to the tensor itself
+        rec.record(rebound, (before, node), {}, tensor)
         with torch._C.DisableTorchFunction():
             rec.rebound_storages.add(storage_of(tensor))
     else:
@@ -148,6 +148,3 @@ def rebound(tensor, values):
     """The node's target: :class:`Rebound` applied (FX names a function of
     this module in the graph's code)."""
     return Rebound.apply(tensor, values)
-
-
-_REBOUND = rebound
