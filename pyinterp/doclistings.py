@@ -18,6 +18,7 @@ reprs differ between Pythons: the listings are those of Python
 :data:`LISTING_VERSION`, and the check runs only there.
 """
 import contextlib
+import difflib
 import importlib.util
 import io
 import pathlib
@@ -137,14 +138,16 @@ def main(argv=None):
         old = path.read_text()
         new = render_file(old, producers)
         if new != old:
-            stale.append(path)
+            stale.append((path, old, new))
             if "--check" not in argv:
                 path.write_text(new)
                 print("wrote %s" % path.relative_to(ROOT))
     if "--check" in argv and stale:
-        for path in stale:
-            print("%s is out of date: run python -m pyinterp.doclistings"
-                  % path.relative_to(ROOT))
+        for path, old, new in stale:
+            name = str(path.relative_to(ROOT))
+            print("%s is out of date: run python -m pyinterp.doclistings" % name)
+            sys.stdout.writelines(difflib.unified_diff(
+                old.splitlines(True), new.splitlines(True), name, name + " (now)"))
         return 1
     return 0
 

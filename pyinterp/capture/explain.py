@@ -94,14 +94,17 @@ def _assumption_text(site, value):
 
 
 def _site_text(site, what=None):
-    """``file:line: [what: ]source`` for a user line of the run."""
+    """``file:line: [what: ]source`` for a user line of the run (the file
+    as :func:`.explain_text.short_file` shows it, so that the clipped line
+    does not depend on where the checkout is)."""
     import linecache
 
     head = "" if what is None else what + ": "
     if site is None:
         return "(no user line): " + (what or "")
     filename, lineno = site
-    return "%s:%s: %s%s" % (filename, lineno, head, linecache.getline(filename, lineno).strip())
+    return "%s:%s: %s%s" % (explain_text.short_file(filename), lineno, head,
+                            linecache.getline(filename, lineno).strip())
 
 
 def _times_line(times):
