@@ -64,10 +64,12 @@ class Walker:
     # is ``(fn, operands)``, made again on every call as ``fn(*operands)``.
     derived: object = None
     arrays: object = None  # NumPy arrays and scalars computed from tensor data (outputs)
+    ints: object = None  # ints from tensor data the result holds (0-d int64 graph outputs)
 
     def kind(self, value):
         torch = self.torch
-        if type(value) is float and self.scalars is not None and self.scalars.tracks(value):
+        if type(value) is float and self.scalars is not None and self.scalars.tracks(value) \
+                or self.ints is not None and self.ints.tracks(value):
             return "scalar"
         if self.arrays and self.arrays.tracks(value):
             # (an array from outside, a graph input, is itself by its path)
@@ -204,7 +206,7 @@ class MockBuilder:
 
     def _construct(self, kind, value):
         tp = type(value)
-        if kind == "scalar":  # a 0-d float64 graph output, read once
+        if kind == "scalar":  # a 0-d float64 (or int64) graph output, read once
             output = GetItem(Local("outs"), const(self.out_index[id(value)]))
             return Call(GetAttr(output, "item"), ())
         if kind == "array":  # a graph output back in NumPy: .numpy(), [()] for a scalar

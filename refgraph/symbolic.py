@@ -77,27 +77,28 @@ def each(value, depth=3):
             yield from each(v, 0)
 
 
-def plain(value, depth=3):
+def plain(value, depth=3, keep=()):
     """``value`` with its :class:`SymbolicInt` objects replaced by plain
     ints: a new tuple (or ``torch.Size``, named tuple, slice) where it held
     one; lists and dicts are changed in place (their identity is the
-    program's)."""
+    program's).  ``keep``: the ids of SymbolicInts left as they are (ints
+    from tensor data that a graph output gives back)."""
     tp = type(value)
     if tp is SymbolicInt:
-        return int(value)
+        return value if id(value) in keep else int(value)
     if depth <= 0 or not carries(value, depth):
         return value
     if tp is list:
-        value[:] = [plain(v, depth - 1) for v in value]
+        value[:] = [plain(v, depth - 1, keep) for v in value]
         return value
     if tp is dict:
         for k, v in value.items():
-            value[k] = plain(v, depth - 1)
+            value[k] = plain(v, depth - 1, keep)
         return value
     if tp is slice:
-        return slice(plain(value.start, 0), plain(value.stop, 0), plain(value.step, 0))
+        return slice(*(plain(v, 0, keep) for v in (value.start, value.stop, value.step)))
     if issubclass(tp, tuple):
-        items = [plain(v, depth - 1) for v in value]
+        items = [plain(v, depth - 1, keep) for v in value]
         if tp is tuple:
             return tuple(items)
         if hasattr(value, "_fields"):

@@ -231,10 +231,13 @@ class Recording:
             arrays.check_input(self.arrays, tensor)
 
     def scalar_node(self, value):
-        """The node of a non-tensor graph output: a tracked float or a
-        tracked NumPy array."""
+        """The node of a non-tensor graph output: a tracked float, a
+        tracked NumPy array, or an int from tensor data that the result
+        holds (:class:`.sizes.LeavingInts`)."""
         if self.arrays.tracks(value):
             return self.recorder.node_for(self.arrays.tensor(value, self.recorder))
+        if self.sizes is not None and self.sizes.leaving.tracks(value):
+            return self.recorder.node_for(self.sizes.leaving.tensor(value))
         return self.scalars.node(value, self.recorder)
 
 

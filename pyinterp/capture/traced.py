@@ -117,6 +117,9 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     out.lines = lines
     out.times["capture"] = time.perf_counter() - start
     from ..refgraph.fxgraph import keep_metadata_only
+    from ..refgraph.symbolic import plain
+
+    out.result = plain(out.result)  # (the caller's ints are plain ints)
 
     for gm in out.graphs:
         if inspect_graph is not None:
@@ -189,10 +192,14 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         restore_torch_state(state_before)
         raise error from None
     cap.finish()
-    if cap.recording.sizes is not None:
+    leaving = cap.recording.sizes.leaving if cap.recording.sizes is not None else None
+    if leaving is not None:
         from ..refgraph.symbolic import plain
 
-        result = plain(result)  # (a size that leaves after a break: a plain int)
+        # (a size that leaves after a break: a plain int; an int from tensor
+        # data that a graph output gives back stays itself until the mock is
+        # built, see capture())
+        result = plain(result, keep=leaving.ids() if not cap.breaks.records else ())
     out = TraceResult()
     out.assumptions = list(cap.recording.assumed or ())
     out.merged = list(cap.recording.merged)
@@ -205,7 +212,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     out.param_names = parameter_names(target)
     rec = cap.recording.recorder
     walker = Walker(torch, rg.source_of, rec.is_graph_value, cap.interp.volatile,
-                    cap.recording.scalars, cap.recording.text, cap.recording.arrays)
+                    cap.recording.scalars, cap.recording.text, cap.recording.arrays, leaving)
     outputs = []
     if explain and cap.breaks.records:
         # The graphs a run with resume points would have; no mock.

@@ -353,11 +353,17 @@ def _decides_on_count(x):
 
 def _count_leaves(x):
     rows = x[x[:, 0] > 0]
-    return x * 2, len(rows)  # the count leaves the function: a break
+    return x * 2, len(rows)  # the count leaves the function: a graph output
+
+
+def _count_printed(x):
+    rows = x[x[:, 0] > 0]
+    print(len(rows))  # print() needs the count's value: a break
+    return x * 2
 
 
 @pytest.mark.parametrize("fn", [_masked_rows, _unique_embed, _decides_on_count,
-                                _count_leaves])
+                                _count_leaves, _count_printed])
 @pytest.mark.parametrize("dynamic", [False, None])
 def test_data_dependent_sizes_stay_right_on_new_data(fn, dynamic):
     traced = pyinterp.trace(fn, backend="eager", dynamic=dynamic)
@@ -367,7 +373,7 @@ def test_data_dependent_sizes_stay_right_on_new_data(fn, dynamic):
         expected, got = fn(x), traced(x)
         if isinstance(expected, tuple):
             torch.testing.assert_close(got[0], expected[0])
-            assert got[1] == expected[1]
+            assert got[1] == expected[1] and type(got[1]) is int
         else:
             torch.testing.assert_close(got, expected)
 
@@ -381,7 +387,23 @@ def test_an_unbacked_size_used_only_by_ops_is_one_graph():
         torch.testing.assert_close(traced(x), _masked_rows(x))
     assert backend.compiles == 1 and traced.cache_entries()[0].hits == 3
     with pytest.raises(pyinterp.GraphBreakError, match="data-dependent size"):
-        pyinterp.trace(_count_leaves, backend="eager", fullgraph=True)(torch.randn(8, 3))
+        pyinterp.trace(_count_printed, backend="eager", fullgraph=True)(torch.randn(8, 3))
+
+
+def test_a_data_dependent_size_returned_is_a_graph_output():
+    # len(rows) leaves the traced function: the graph outputs it and the
+    # mock gives it back as a Python int, one graph for every count
+    backend = Counting()
+    traced = pyinterp.trace(_count_leaves, backend=backend, fullgraph=True)
+    counts = set()
+    for seed in range(6):
+        torch.manual_seed(seed)
+        x = torch.randn(8, 3)
+        (got, n), (expected, m) = traced(x), _count_leaves(x)
+        torch.testing.assert_close(got, expected)
+        assert type(n) is int and n == m
+        counts.add(m)
+    assert len(counts) > 2 and backend.compiles == 1
 
 
 def test_a_decision_on_an_unbacked_size_is_a_merged_branch():

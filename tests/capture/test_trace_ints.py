@@ -298,7 +298,6 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
 
 
 @pytest.mark.parametrize("fn,reason", [
-    (int_returned, EARLY),
     (int_as_loop_count, EARLY),
     (int_formatted, EARLY),
     (int_negated_with_not, EARLY),
@@ -336,12 +335,19 @@ def test_int_placed_differently_by_arms_is_assumed():
         assert_same(traced(*_args(seed)), int_placed_differently_by_arms(*_args(seed)))
 
 
-def test_int_returned_under_fullgraph_names_the_line():
-    traced = pyinterp.trace(int_returned, fullgraph=True, backend="eager")
+def test_int_returned_is_a_graph_output():
+    # the int leaves the traced function: the graph outputs it (a 0-d int64
+    # tensor) and the mock gives it back as a Python int (values/sizes.py's
+    # LeavingInts), as it does for floats
+    _check_in_graph(int_returned)
+
+
+def test_int_needed_under_fullgraph_names_the_line():
+    traced = pyinterp.trace(int_as_loop_count, fullgraph=True, backend="eager")
     with pytest.raises(pyinterp.GraphBreakError) as info:
         traced(*_args(0))
     assert info.value.kind == "data-dependent-value"
-    assert info.value.lineno == int_returned.__code__.co_firstlineno + 1
+    assert info.value.lineno == int_as_loop_count.__code__.co_firstlineno + 1
 
 
 # -- ints that reach sizes: unbacked sizes -------------------------------------
@@ -625,7 +631,9 @@ def _int_programs(draw):
             lines.append("x = x * %s" % new)
             continue
         ints.append(new)
-    ret = draw(st.sampled_from(["x", "x, %s" % draw(st.sampled_from(ints)), "x[:2] * n"]))
+    kept = draw(st.sampled_from(ints))  # (returned: a graph output where it can be)
+    ret = draw(st.sampled_from(["x", "x, %s" % kept, "x[:2] * n", "[%s, x, %s]" % (kept, kept),
+                                "{'n': %s + 1, 'x': x}" % kept]))
     lines.append("return " + ret)
     return _TAKE + "def f(x, y):\n" + "\n".join("    " + ln.replace("\n", "\n    ")
                                          for ln in lines) + "\n"

@@ -110,14 +110,14 @@ def _decide(cap, frame, jumps, op, lhs, rhs, pops):
         return False
     rec = cap.recording.recorder
     try:
-        operands = tuple(_as_tensor(rec, v) for v in (lhs, rhs))
+        operands = tuple(int_tensor(rec, v) for v in (lhs, rhs))
     except Unrepresentable:
         return False
     return push_decision(cap, frame.stack, jumps, op, operands, op(int(lhs), int(rhs)), "cpu",
                          pops)
 
 
-def _as_tensor(rec, value):
+def int_tensor(rec, value):
     """A SymbolicInt as a 0-d int64 tensor of the graph
     (``scalar_tensor(n)``); a plain int as it is."""
     if type(value) is not SymbolicInt:

@@ -69,7 +69,7 @@ def flows_only_to_graph_uses(code, index, height, decides=False):
     return _cached_flow(code, index, height, False, decides)
 
 
-def flows_only_to_size_uses(code, index, height, below=(), decides=False):
+def flows_only_to_size_uses(code, index, height, below=(), decides=False, leaves=False):
     """True if the int that the CALL at ``index`` pushes (the stack then
     ``height`` deep) can only reach, through moves and ``+ - * // %`` (whose
     results are followed too), arguments of calls, slice bounds (also of a
@@ -84,23 +84,25 @@ def flows_only_to_size_uses(code, index, height, below=(), decides=False):
     stack under the int, holds one) breaks there, late.  With ``decides``
     (the capture may keep a decision on tensor data in the graph,
     :mod:`.data_decisions`), comparisons and truth tests of it are fine
-    too."""
+    too.  With ``leaves`` (the frame is the traced function's own, whose
+    result a graph output may give back: :meth:`.sizes.SizeTracker.leave`),
+    so is returning it, alone or in a tuple or list."""
     valued = frozenset(p for p, v in enumerate(below) if id(v) in _NEEDS_VALUE_IDS)
-    return _cached_flow(code, index, height, valued, decides)
+    return _cached_flow(code, index, height, valued, decides, leaves)
 
 
-def _cached_flow(code, index, height, sizes, decides=False):
+def _cached_flow(code, index, height, sizes, decides=False, leaves=False):
     """``sizes``: False (graph uses), or the positions of the stack under
     the int that hold a callable of :data:`NEEDS_VALUE` (size uses)."""
-    key = (id(code), index, height, sizes, decides)
+    key = (id(code), index, height, sizes, decides, leaves)
     entry = _flow_cache.get(key)
     if entry is None or entry[0] is not code:
         entry = _flow_cache[key] = (code, _flows(decoded_for(code).instructions, index, height,
-                                                 sizes, decides))
+                                                 sizes, decides, leaves))
     return entry[1]
 
 
-def _flows(instructions, index, height, sizes, decides):
+def _flows(instructions, index, height, sizes, decides, leaves=False):
     # A state: (pc, height, tainted stack positions, tainted locals, stack
     # positions holding a callable that needs its arguments' values).
     # With sizes, also: the positions holding a slice or tuple with the int
@@ -118,7 +120,8 @@ def _flows(instructions, index, height, sizes, decides):
         if sizes and (valued and _call_needs_value(ins, h, tainted, valued)
                       or not _indexes_by_holder(ins, h, tainted, holders)):
             return False
-        following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes, decides)
+        following = _flow_step(instructions, ins, h, set(tainted), set(slots), sizes, decides,
+                               leaves)
         if following is None:
             return False
         for state in following:
@@ -206,11 +209,11 @@ def _fast_move(name, slot, h, tainted, slots):
     return h + 1
 
 
-def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False):
+def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False, leaves=False):
     """The states after ``ins`` (``(pc, height, tainted stack positions,
     tainted locals)``), or None if ``ins`` may use the int in a way a
     tracked int (an unbacked size if ``sizes``; deciding on it if
-    ``decides``) cannot follow."""
+    ``decides``; returning it if ``leaves``) cannot follow."""
     name, arg = ins.opname, ins.argval
     out = []
     if ins.exc_target is not None:  # (an exception keeps the locals, cuts the stack)
@@ -232,6 +235,10 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False):
     elif name == "POP_TOP":
         h -= 1
         tainted.discard(h)
+    elif sizes and name == "UNARY_NEGATIVE":
+        pass  # (-n is a size too)
+    elif leaves and name in info.RETURNS:
+        return out  # (the value returned leaves through a graph output)
     elif name == "COPY":
         if h - ins.arg in tainted:
             tainted.add(h)
@@ -243,8 +250,9 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False):
         tainted.update(p for p, t in ((a, tb), (b, ta)) if t)
     elif name == "BINARY_OP" and sizes:
         used = {h - 2, h - 1} & tainted
-        if used and info.NB_SYMBOL.get(ins.arg) not in SIZE_ARITHMETIC:
-            return None
+        symbol = info.NB_SYMBOL.get(ins.arg)
+        if used and symbol not in SIZE_ARITHMETIC or h - 1 in tainted and symbol in _BY_DIVISOR:
+            return None  # (``"%d" % n`` formats it; ``k // n`` needs its sign)
         h -= 1
         tainted.difference_update((h - 1, h))
         if used:
@@ -305,6 +313,7 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False):
 
 ALL_ARITHMETIC = ARITHMETIC_SYMBOLS | DIVISION_SYMBOLS
 SIZE_ARITHMETIC = ARITHMETIC_SYMBOLS | frozenset({"//", "%", "//=", "%="})
+_BY_DIVISOR = frozenset({"//", "%", "//=", "%="})
 # Instructions an unbacked size may be read by (as a call's argument, an
 # index, a slice bound, an item): the instruction itself does not need its
 # value; the ones in _HOLDS_ITEMS give a value that holds it.

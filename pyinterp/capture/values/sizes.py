@@ -54,7 +54,7 @@ import types
 
 import torch
 
-from . import data_decisions, quiet_replay
+from . import data_decisions, identity, quiet_replay
 from .. import legacy_tensors, rules
 from ...interp.model.dunders import needs_interpreter
 from ...interp.model.lookup import lookup
@@ -138,6 +138,7 @@ class SizeTracker:
         self.unbacked = False  # the graph has ops with data-dependent output sizes
         self.value_symbols = set()  # the unbacked symbols of ints from tensor data
         self.lost_unbacked = False  # give_up made a data-dependent int plain
+        self.leaving = LeavingInts()  # ints from tensor data returned by a graph output
         self._sizes = {}  # (node, dim or kind) -> (SymInt, its node)
 
     @property
@@ -376,10 +377,23 @@ class SizeTracker:
             return False
         return True
 
-    def specialize(self, value, why, site):
-        """Guard the exact values of the SymbolicInts in ``value``; the
-        same value with plain ints."""
-        found = list(each(value))
+    def leave(self, recorder, value, site):
+        """``value``, which the traced function returns: the SymbolicInts
+        in it that tensor data decides (ints from ``.item()``/``.tolist()``,
+        data-dependent sizes and arithmetic on them) leave through graph
+        outputs (a 0-d int64 tensor each, :class:`LeavingInts`), as tracked
+        floats do; the others are specialized.  The same value, with plain
+        ints for the latter."""
+        for s in each(value):
+            if _data_dependent(s.sym) and not self.leaving.tracks(s):
+                self.leaving.add(s, data_decisions.int_tensor(recorder, s))
+        return self.specialize(value, "it leaves the traced function", site,
+                               keep=self.leaving.ids())
+
+    def specialize(self, value, why, site, keep=()):
+        """Guard the exact values of the SymbolicInts in ``value`` (but
+        those whose ids are in ``keep``); the same value with plain ints."""
+        found = [s for s in each(value) if id(s) not in keep]
         for s in found:
             if not self._check_not_value(s.sym, raising=False):
                 raise DataDependentValue("its value is needed (%s)" % why)
@@ -387,7 +401,7 @@ class SizeTracker:
             self.specialized.append((_describe(value), why, site))
         for s in found:
             self._guard_value(s.sym)
-        return plain(value)
+        return plain(value, keep=keep)
 
     def _guard_value(self, sym):
         if type(sym) is torch.SymInt:
@@ -397,13 +411,35 @@ class SizeTracker:
             guard_int(sym)
 
 
+class LeavingInts(identity.IdentityTable):
+    """The SymbolicInts from tensor data in the traced function's result:
+    ``id -> (value, 0-d int64 tensor of the graph)``.  Each is a graph
+    output, which the mock reads back with ``.item()``
+    (``codegen.mockgen``'s ``scalar`` kind)."""
+
+    TYPES = (SymbolicInt,)
+
+    def add(self, value, tensor):
+        self._entries[id(value)] = (value, tensor)
+
+    def tensor(self, value):
+        return self._entries[id(value)][1]
+
+    def ids(self):
+        return self._entries.keys()
+
+
+def _data_dependent(sym):
+    """True if ``sym`` depends on an unbacked symbol (tensor data decides it)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return type(sym) is torch.SymInt and bool(free_unbacked_symbols(sym))
+
+
 def holds_unbacked(value):
     """True if ``value`` is or holds a SymbolicInt that depends on an
     unbacked symbol (a data-dependent size, an int from tensor data)."""
-    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
-    return any(type(s.sym) is torch.SymInt and free_unbacked_symbols(s.sym)
-               for s in each(value))
+    return any(_data_dependent(s.sym) for s in each(value))
 
 
 def _hints(shape):
@@ -575,7 +611,9 @@ def _step(vm, frame, ins):
         return False
     if name in _TOP_FRAME_EXITS:
         if frame.back is None and stack and carries(stack[-1]):
-            stack[-1] = sizes.specialize(stack[-1], "it leaves the traced function", cap.site())
+            stack[-1] = sizes.leave(cap.recording.recorder, stack[-1], cap.site()) \
+                if name in info.RETURNS \
+                else sizes.specialize(stack[-1], "it leaves the traced function", cap.site())
         return False
     if name in _STORED_AT:
         if name == "STORE_SUBSCR" and issubclass(type(stack[-2]), Tensor):

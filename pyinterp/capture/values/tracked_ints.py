@@ -51,6 +51,7 @@ Records (:class:`~..state.Capture`): owns none (its :class:`IntTable` is
 held as ``recording.ints``); reads ``recording``, ``breaks``,
 ``speculation`` and ``interp``.
 """
+import inspect
 import operator
 import random
 
@@ -77,6 +78,7 @@ _ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
 _INT_TYPES = (int, bool)
 _TRACKABLE_TENSORS = (Tensor, torch.nn.Parameter)
 
+_GENERATORS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _NATIVE_CALLABLES = (type(len), type(Tensor.add), type(Tensor.__add__))
 
 
@@ -210,7 +212,8 @@ def step(vm, frame, ins, run):
         producer = _producer(frame, ins, decides)
         if producer is not None:
             return _produce(vm, frame, ins, run, producer, shadow)
-        tensor = _size_producer(frame, ins, decides)
+        tensor = _size_producer(frame, ins, decides, leaves=frame.back is None
+                                and not frame.code.co_flags & _GENERATORS)
         if tensor is not None and not (shadow and _generic_consumed(frame, ins, shadow)):
             return _produce_size(vm, frame, ins, run, tensor, shadow)
     if not shadow:
@@ -430,12 +433,13 @@ def _item_of(fn, args):
     return None
 
 
-def _size_producer(frame, ins, decides=False):
+def _size_producer(frame, ins, decides=False, leaves=False):
     """The tensor whose ``.item()`` or ``int()`` this CALL makes, if its
     int is one that only reaches sizes (an integer tensor of one element:
     :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
     (:func:`.listed_ints.produce_one`), which only a call asked for this
-    way makes (not ``.item()`` that native code calls)."""
+    way makes (not ``.item()`` that native code calls).  ``leaves``: the
+    traced function's own frame, which may return it."""
     peeked = _peek_call(frame, ins)
     if peeked is None:
         return None
@@ -443,7 +447,7 @@ def _size_producer(frame, ins, decides=False):
     tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
     if tensor is None or not listed_ints.makes_a_size(tensor) \
             or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base],
-                                        decides):
+                                        decides, leaves):
         return None
     return tensor
 

@@ -1,0 +1,190 @@
+"""Ints from tensor data that the traced function returns: graph outputs.
+
+``correct = (pred == y).sum().item()`` then ``return loss, correct``: the
+int leaves the traced function.  It is kept in the graph as an unbacked
+size (``values/listed_ints.py``); the graph outputs it as a 0-d int64
+tensor and the mock gives it back with ``.item()``, a plain ``int``, as it
+does for floats (``values/sizes.py``'s ``LeavingInts``).  One graph serves
+every count.  Each test compares with eager on data whose counts differ
+from call to call, so a count baked in at the capture would show.
+"""
+import pytest
+
+torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
+
+import pyinterp  # noqa: E402
+
+from trace_support import assert_same  # noqa: E402
+
+
+class Counting:
+    """A backend counting its compiles (eager, or Inductor)."""
+
+    def __init__(self, inner="eager"):
+        self.compiles = 0
+        self.inner = inner
+
+    def __call__(self, gm, example_inputs):
+        self.compiles += 1
+        if self.inner == "eager":
+            return gm.forward
+        from pyinterp.codegen import backends
+
+        return backends.resolve(self.inner)(gm, example_inputs)
+
+
+def loss_and_correct(logits, labels):
+    correct = (logits.argmax(1) == labels).sum().item()
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    return loss, correct
+
+
+def correct_over_batches(logits, labels):
+    correct = 0
+    for i in range(logits.shape[0]):
+        correct += (logits[i].argmax(-1) == labels[i]).sum().item()
+    return logits.sum(), [correct, 7], {"n": correct}
+
+
+def arithmetic_on_it(logits, labels):
+    n = int((logits.argmax(1) == labels).sum())
+    return logits * n, -n, n * 3 - 1, (n, [n])
+
+
+def count_of_a_mask(logits, labels):
+    rows = logits[labels > 1]
+    return rows.sum(0), len(rows), torch.nonzero(labels).shape[0]
+
+
+def tolist_total(logits, labels):
+    total = 0
+    for v in labels.tolist():
+        total += v
+    return logits.sum() / (total + 1), total
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x, labels):
+        logits = self.fc(x)
+        return logits, int((logits.argmax(1) == labels).sum())
+
+
+torch.manual_seed(0)
+CLASSIFIER = Classifier()
+FUNCTIONS = [loss_and_correct, correct_over_batches, arithmetic_on_it, count_of_a_mask,
+             tolist_total, CLASSIFIER]
+
+
+def _inputs(fn, seed):
+    gen = torch.Generator().manual_seed(seed)
+    if fn is correct_over_batches:
+        return torch.randn(2, 8, 4, generator=gen), torch.randint(0, 4, (2, 8), generator=gen)
+    return torch.randn(8, 4, generator=gen), torch.randint(0, 4, (8,), generator=gen)
+
+
+def _name(fn):
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=_name)
+def test_a_returned_int_is_one_graph_for_every_count(fn):
+    assert pyinterp.explain(fn, *_inputs(fn, 0)).graph_break_count == 0
+    backend = Counting()
+    traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
+    results = set()
+    for seed in range(6):
+        expected = fn(*_inputs(fn, seed))
+        got = traced(*_inputs(fn, seed))
+        assert_same(got, expected)  # (types too: plain ints, not the capture's)
+        results.add(repr(expected[1]))
+    assert len(results) > 1, "the data must give different ints"
+    assert backend.compiles == 1 and traced.cache_entries()[0].hits == 5
+
+
+@pytest.mark.parametrize("fn", [loss_and_correct, arithmetic_on_it, count_of_a_mask,
+                                CLASSIFIER], ids=_name)
+def test_a_returned_int_under_inductor(fn):
+    backend = Counting("inductor")
+    traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
+    for seed in range(4):
+        assert_same(traced(*_inputs(fn, seed)), fn(*_inputs(fn, seed)), rtol=1e-4, atol=1e-5)
+    assert backend.compiles == 1
+
+
+def test_gradients_beside_a_returned_int():
+    model = Classifier()
+    twin = Classifier()
+    twin.load_state_dict(model.state_dict())
+
+    def step(m, x, labels):
+        logits = m.fc(x)
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        return loss, (logits.argmax(1) == labels).sum().item()
+
+    traced = pyinterp.trace(step, backend="eager", fullgraph=True)
+    for seed in range(3):
+        x, labels = _inputs(loss_and_correct, seed)
+        (loss, n), (expected_loss, m) = traced(model, x, labels), step(twin, x, labels)
+        assert_same((loss, n), (expected_loss, m))
+        loss.backward()
+        expected_loss.backward()
+        for a, b in zip(model.parameters(), twin.parameters()):
+            torch.testing.assert_close(a.grad, b.grad)
+
+
+def test_with_symbolic_input_sizes():
+    # dynamic=True: the batch size is a symbol and the count an unbacked one
+    backend = Counting()
+    traced = pyinterp.trace(loss_and_correct, backend=backend, dynamic=True)
+    for batch in (8, 5, 11, 8):
+        logits = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
+        labels = torch.arange(batch) % 4
+        assert_same(traced(logits, labels), loss_and_correct(logits, labels))
+    assert backend.compiles == 1
+
+
+def test_the_mock_reads_it_back_with_item():
+    explanation = pyinterp.explain(loss_and_correct, *_inputs(loss_and_correct, 0))
+    assert ".item()" in explanation.details()
+
+
+def printed_count(logits, labels):
+    correct = (logits.argmax(1) == labels).sum().item()  # (print needs the value)
+    print("correct:", correct)
+    return logits.sum(), correct
+
+
+def helper_count(logits, labels):
+    return (logits.argmax(1) == labels).sum().item()
+
+
+def count_from_a_helper(logits, labels):
+    return logits.sum(), helper_count(logits, labels) + 1
+
+
+@pytest.mark.parametrize("fn", [printed_count, count_from_a_helper], ids=_name)
+def test_uses_that_need_the_value_still_break_and_stay_right(fn, capsys):
+    # print() needs the number; a callee's return goes to a caller whose
+    # uses the static look does not follow: both break at the .item() call
+    explanation = pyinterp.explain(fn, *_inputs(fn, 0))
+    assert [r.kind for r in explanation.break_reasons] == ["data-dependent-value"]
+    capsys.readouterr()
+    traced = pyinterp.trace(fn, backend="eager")
+    for seed in range(4):
+        expected = fn(*_inputs(fn, seed))
+        printed = capsys.readouterr().out
+        assert_same(traced(*_inputs(fn, seed)), expected)
+        assert capsys.readouterr().out == printed
+
+
+def test_a_generator_does_not_return_it_through_a_graph():
+    def counts(logits, labels):
+        yield (logits.argmax(1) == labels).sum().item()
+
+    traced = pyinterp.trace(counts, backend="eager")
+    for seed in range(3):
+        assert list(traced(*_inputs(counts, seed))) == list(counts(*_inputs(counts, seed)))
