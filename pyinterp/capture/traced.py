@@ -194,6 +194,9 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     cap.finish()
     leaving = cap.recording.sizes.leaving if cap.recording.sizes is not None else None
     if leaving is not None:
+        if cap.breaks.active and cap.recording.sizes.stray(result):
+            cap.break_graph("data-dependent-value", "the result holds an int from tensor "
+                            "data that no graph output gives back")
         from ..refgraph.symbolic import plain
 
         # (a size that leaves after a break: a plain int; an int from tensor

@@ -390,6 +390,12 @@ class SizeTracker:
         return self.specialize(value, "it leaves the traced function", site,
                                keep=self.leaving.ids())
 
+    def stray(self, value):
+        """True if ``value`` holds an int from tensor data that no graph
+        output gives back (one that reached the result some other way
+        than :meth:`leave`): the mock could only return it as a constant."""
+        return any(_data_dependent(s.sym) and not self.leaving.tracks(s) for s in each(value))
+
     def specialize(self, value, why, site, keep=()):
         """Guard the exact values of the SymbolicInts in ``value`` (but
         those whose ids are in ``keep``); the same value with plain ints."""
