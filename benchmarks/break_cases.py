@@ -262,6 +262,11 @@ def count_mean(x, y):
     return x.sum(0) / (y > 0).sum().item()
 
 
+def loss_and_count(x, y):
+    """A training step's loss and its count of positives, returned."""
+    return (x * y).sum(), (y > 0).sum().item()
+
+
 def any_positive_branch(x, y):
     if (y > 0).any().item():
         return x + 1
@@ -411,6 +416,8 @@ case("tolist", "y.tolist(), count of positives scales x", two_tensors_example)(
     lambda: tolist_count)
 case("item_count", "x.sum(0) / (y > 0).sum().item() (an int)", two_tensors_example)(
     lambda: count_mean)
+case("item_count_returned", "return loss, (y > 0).sum().item() (an int in the result)",
+     two_tensors_example)(lambda: loss_and_count)
 case("item_bool_if", "if (y > 0).any().item(): ... (a bool)", two_tensors_example)(
     lambda: any_positive_branch)
 case("numpy_round_trip", "torch.from_numpy(x.numpy() * 2) + 1", rows_example)(

@@ -26,6 +26,7 @@ every model once eagerly and prints its output shapes.
 """
 import dataclasses
 import importlib
+import math
 from typing import Callable, Dict, Tuple
 
 import torch
@@ -121,24 +122,38 @@ def flatten_tensors(output):
     return found
 
 
-def _collect(obj, found, seen):
+def flatten_scalars(output):
+    """The Python numbers and strings in ``output`` (``bool``, ``int``,
+    ``float``, ``str``), in the order :func:`flatten_tensors` visits."""
+    found = []
+    _collect(output, [], set(), found)
+    return found
+
+
+_SCALARS = (bool, int, float, complex, str, bytes)
+
+
+def _collect(obj, found, seen, scalars=None):
     if isinstance(obj, torch.Tensor):
         found.append(obj)
         return
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes, type)):
+    if obj is None or isinstance(obj, _SCALARS + (type,)):
+        if scalars is not None and isinstance(obj, _SCALARS):
+            scalars.append(obj)
         return
     if id(obj) in seen:
         return
     seen.add(id(obj))
     if isinstance(obj, dict):  # ModelOutput is an OrderedDict subclass
-        for value in obj.values():
-            _collect(value, found, seen)
+        values = obj.values()
     elif isinstance(obj, (list, tuple)):
-        for value in obj:
-            _collect(value, found, seen)
+        values = obj
     elif hasattr(obj, "__dict__") and not callable(obj):
-        for value in vars(obj).values():
-            _collect(value, found, seen)
+        values = vars(obj).values()
+    else:
+        return
+    for value in values:
+        _collect(value, found, seen, scalars)
 
 
 def compare_outputs(expected, actual, rtol, atol):
@@ -153,6 +168,9 @@ def compare_outputs(expected, actual, rtol, atol):
     exp, act = flatten_tensors(expected), flatten_tensors(actual)
     if len(exp) != len(act):
         return False, None, "%d tensors, expected %d" % (len(act), len(exp))
+    why = _scalars_differ(flatten_scalars(expected), flatten_scalars(actual), rtol, atol)
+    if why is not None:
+        return False, None, why
     worst = 0.0
     ok = True
     for e, a in zip(exp, act):
@@ -167,6 +185,22 @@ def compare_outputs(expected, actual, rtol, atol):
         else:
             ok = ok and torch.equal(a, e)
     return ok, worst, None
+
+
+def _scalars_differ(expected, actual, rtol, atol):
+    """Why two outputs' Python numbers and strings differ (type, then
+    value; floats with ``rtol``/``atol``), or None."""
+    if [type(v) for v in expected] != [type(v) for v in actual]:
+        return "Python values of types %s, expected %s" % (
+            [type(v).__name__ for v in actual], [type(v).__name__ for v in expected])
+    for e, a in zip(expected, actual):
+        if type(e) is float:
+            if not (math.isclose(e, a, rel_tol=rtol, abs_tol=atol)
+                    or math.isnan(e) and math.isnan(a)):
+                return "Python float %r, expected %r" % (a, e)
+        elif e != a:
+            return "Python value %r, expected %r" % (a, e)
+    return None
 
 
 # ---------------------------------------------------------------------------

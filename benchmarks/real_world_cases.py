@@ -903,6 +903,24 @@ class CountToHelper(nn.Module):
         return self.pool(self.fc(x), int(lengths[0]))
 
 
+def rows_and_labels(gen, seed):
+    """Rows and class labels; the count the model gets right differs by seed."""
+    return torch.randn(8, DIM, generator=gen), torch.randint(0, DIM, (8,), generator=gen)
+
+
+@case("dynamic_shapes", "correct_count", "a classifier step returning its loss and the number "
+      "right, (pred == y).sum().item()", rows_and_labels)
+class CorrectCount(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def forward(self, x, labels):
+        logits = self.fc(x)
+        correct = (logits.argmax(1) == labels).sum().item()  # (an int in the result)
+        return F.cross_entropy(logits, labels), correct
+
+
 # ---------------------------------------------------------------------------
 # 4. Smaller idioms
 # ---------------------------------------------------------------------------
