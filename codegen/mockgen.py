@@ -24,6 +24,7 @@ from collections import OrderedDict
 
 from ..refgraph.expr import Build, Call, GetAttr, GetItem, Local, Obj, const, is_literal
 from ..refgraph.fxgraph import Unrepresentable
+from ..refgraph.symbolic import SymbolicInt
 from .function import GeneratedFunction
 
 _IMMUTABLE_LEAVES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis),
@@ -75,6 +76,9 @@ class Walker:
             # (an array from outside, a graph input, is itself by its path)
             return "source" if self.source_of(value) is not None else "array"
         tp = type(value)
+        if tp is SymbolicInt:  # (one that no graph output gives back)
+            raise Unrepresentable("data-dependent-value", "an int the graph computes reaches the "
+                                  "result or a side effect")
         if (tp is str or tp is float) and self.derived is not None \
                 and self.derived.recipe(value) is not None:
             return "derived"

@@ -70,6 +70,13 @@ def deferred(vm, fn, args, kwargs):
         cap.break_graph("unsupported-value", "%s() of an object the mock cannot rebuild"
                         % getattr(fn, "__name__", "call"))
         return calls.call(vm, fn, args, kwargs)
+    sizes = cap.recording.sizes
+    if sizes is not None and sizes.active and cap.breaks.active:
+        # ints from tensor data: graph outputs the replay prints; sizes: exact
+        why = "%s() received it" % getattr(fn, "__name__", "a replayed call")
+        args = tuple(sizes.leave(cap.recording.recorder, a, site, why) for a in args)
+        kwargs = {k: sizes.leave(cap.recording.recorder, v, site, why)
+                  for k, v in kwargs.items()}
     # The replay prints the same values: what they hold from outside is guarded.
     consume(cap, tuple(args) + tuple(kwargs.values()), TEXT)
     if not cap.breaks.active:
@@ -122,6 +129,7 @@ class _Deferred:
     """The capture handler of a call the mock replays (:func:`deferred`)."""
 
     __slots__ = ("fn",)
+    replays = True  # (read by values/sizes.py: the handler takes sizes and ints from data)
 
     def __init__(self, fn):
         self.fn = fn

@@ -1,13 +1,16 @@
-"""Ints from tensor data that the traced function returns: graph outputs.
+"""Ints from tensor data that the traced function returns or prints: graph outputs.
 
 ``correct = (pred == y).sum().item()`` then ``return loss, correct``: the
 int leaves the traced function.  It is kept in the graph as an unbacked
 size (``values/listed_ints.py``); the graph outputs it as a 0-d int64
 tensor and the mock gives it back with ``.item()``, a plain ``int``, as it
-does for floats (``values/sizes.py``'s ``LeavingInts``).  One graph serves
-every count.  Each test compares with eager on data whose counts differ
+does for floats (``values/sizes.py``'s ``LeavingInts``).  So does one that
+``print`` or logging receive: the mock replays the call with the graph's
+value.  One graph serves every count.  Each test compares with eager on data whose counts differ
 from call to call, so a count baked in at the capture would show.
 """
+import logging
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
@@ -153,8 +156,66 @@ def test_the_mock_reads_it_back_with_item():
 
 
 def printed_count(logits, labels):
-    correct = (logits.argmax(1) == labels).sum().item()  # (print needs the value)
-    print("correct:", correct)
+    correct = (logits.argmax(1) == labels).sum().item()
+    print("correct:", correct, "of", labels.shape[0])
+    return logits.sum()
+
+
+LOG = logging.getLogger("pyinterp.test.leaving_ints")
+
+
+def logged_count(logits, labels):
+    correct = int((logits.argmax(1) == labels).sum())
+    LOG.warning("correct: %d", correct)
+    return logits * correct
+
+
+def printed_lengths(logits, labels):
+    first, second = labels[:2].tolist()
+    print(first, second, sep=", ")
+    return logits[:first].sum(0)
+
+
+def printed_mask_count(logits, labels):
+    rows = logits[labels > 1]
+    print(len(rows), "rows kept")
+    return rows.sum(0)
+
+
+@pytest.mark.parametrize("fn", [printed_count, printed_lengths, printed_mask_count], ids=_name)
+def test_a_printed_int_is_a_graph_output_the_replay_prints(fn, capsys):
+    # print() is replayed by the mock: the int is a graph output, printed
+    # again on every call with that call's value
+    backend = Counting()
+    traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
+    for seed in range(6):
+        expected = fn(*_inputs(fn, seed))
+        printed = capsys.readouterr().out
+        assert_same(traced(*_inputs(fn, seed)), expected)
+        assert capsys.readouterr().out == printed
+    assert backend.compiles == 1
+
+
+def _messages(caplog):
+    return [r.getMessage() for r in caplog.records if r.name == LOG.name]
+
+
+def test_a_logged_int_is_a_graph_output_the_replay_logs(caplog):
+    backend = Counting()
+    traced = pyinterp.trace(logged_count, backend=backend, fullgraph=True)
+    for seed in range(6):
+        caplog.clear()
+        expected = logged_count(*_inputs(logged_count, seed))
+        logged = _messages(caplog)
+        caplog.clear()
+        assert_same(traced(*_inputs(logged_count, seed)), expected)
+        assert _messages(caplog) == logged
+    assert backend.compiles == 1
+
+
+def formatted_count(logits, labels):
+    correct = (logits.argmax(1) == labels).sum().item()  # (formatting needs the value)
+    print(f"correct: {correct}")
     return logits.sum(), correct
 
 
@@ -166,9 +227,9 @@ def count_from_a_helper(logits, labels):
     return logits.sum(), helper_count(logits, labels) + 1
 
 
-@pytest.mark.parametrize("fn", [printed_count, count_from_a_helper], ids=_name)
+@pytest.mark.parametrize("fn", [formatted_count, count_from_a_helper], ids=_name)
 def test_uses_that_need_the_value_still_break_and_stay_right(fn, capsys):
-    # print() needs the number; a callee's return goes to a caller whose
+    # an f-string needs the number; a callee's return goes to a caller whose
     # uses the static look does not follow: both break at the .item() call
     explanation = pyinterp.explain(fn, *_inputs(fn, 0))
     assert [r.kind for r in explanation.break_reasons] == ["data-dependent-value"]

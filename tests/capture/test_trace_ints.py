@@ -571,7 +571,7 @@ def _int_programs(draw):
     for _ in range(draw(st.integers(1, 7))):
         a, b = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
         new = "i%d" % len(lines)
-        kind = draw(st.integers(0, 17))
+        kind = draw(st.integers(0, 18))
         if kind == 0:
             lines.append("%s = %s" % (new, a))
         elif kind == 1:
@@ -625,6 +625,9 @@ def _int_programs(draw):
             continue
         elif kind == 17:  # (arms that print: assumed)
             lines.append("x = _report(x, %s)" % a)
+            continue
+        elif kind == 18:  # (printed: a graph output the replay prints)
+            lines.append("print('value', %s, %s)" % (a, b))
             continue
         else:
             lines.append("%s = %s / 4" % (new, a))  # (a float tracked by scalars.py)

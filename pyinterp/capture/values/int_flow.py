@@ -135,7 +135,7 @@ def _flows(instructions, index, height, sizes, decides, leaves=False):
 
 # Callables that need the value of an int argument: an unbacked size passed
 # to one breaks there, where no split is possible (range(n), str(n)...).
-NEEDS_VALUE = frozenset({"range", "int", "float", "bool", "str", "repr", "format", "print",
+NEEDS_VALUE = frozenset({"range", "int", "float", "bool", "str", "repr", "format",
                           "hex", "oct", "bin", "chr", "abs", "round", "divmod", "pow", "hash",
                           "enumerate", "zip", "list", "tuple", "dict", "set", "max", "min",
                           "sum", "sorted", "reversed", "isinstance", "len", "id", "type"})

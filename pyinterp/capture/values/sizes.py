@@ -56,6 +56,7 @@ import torch
 
 from . import data_decisions, identity, quiet_replay
 from .. import legacy_tensors, rules
+from ...interp import calls
 from ...interp.model.dunders import needs_interpreter
 from ...interp.model.lookup import lookup
 from ...opcodes import info
@@ -377,18 +378,18 @@ class SizeTracker:
             return False
         return True
 
-    def leave(self, recorder, value, site):
-        """``value``, which the traced function returns: the SymbolicInts
-        in it that tensor data decides (ints from ``.item()``/``.tolist()``,
+    def leave(self, recorder, value, site, why="it leaves the traced function"):
+        """``value``, which the traced function returns (or a call the mock
+        replays receives: ``print``, logging): the SymbolicInts in it that
+        tensor data decides (ints from ``.item()``/``.tolist()``,
         data-dependent sizes and arithmetic on them) leave through graph
         outputs (a 0-d int64 tensor each, :class:`LeavingInts`), as tracked
-        floats do; the others are specialized.  The same value, with plain
-        ints for the latter."""
+        floats do; the others are specialized (``why``).  The same value,
+        with plain ints for the latter."""
         for s in each(value):
             if _data_dependent(s.sym) and not self.leaving.tracks(s):
                 self.leaving.add(s, data_decisions.int_tensor(recorder, s))
-        return self.specialize(value, "it leaves the traced function", site,
-                               keep=self.leaving.ids())
+        return self.specialize(value, why, site, keep=self.leaving.ids())
 
     def stray(self, value):
         """True if ``value`` holds an int from tensor data that no graph
@@ -766,6 +767,8 @@ def _call(cap, sizes, frame, ins):
         return
     if _may_receive(fn) and not (type(owner) is list and cap.recording.refgraph.is_outside(owner)):
         return  # (an outside list's append is a write the mock replays: exact values)
+    if getattr(calls.interception(fn, calls.CAPTURE), "replays", False):
+        return  # (print(n): special_calls.deferred hands the ints to the replay)
     if ins.opname != "CALL_FUNCTION_EX" and legacy_tensors.takes_sizes(fn, args):
         return  # (torch.Tensor(n, d): recorded as torch.empty(n, d))
     for i in range(_iterated(fn, frame, ins, first, last), last):
