@@ -267,6 +267,13 @@ def loss_and_count(x, y):
     return (x * y).sum(), (y > 0).sum().item()
 
 
+def printed_count(x, y):
+    """A count of positives printed, then used by a tensor op."""
+    n = (y > 0).sum().item()
+    print("positives:", n)
+    return x * n
+
+
 def any_positive_branch(x, y):
     if (y > 0).any().item():
         return x + 1
@@ -418,6 +425,8 @@ case("item_count", "x.sum(0) / (y > 0).sum().item() (an int)", two_tensors_examp
     lambda: count_mean)
 case("item_count_returned", "return loss, (y > 0).sum().item() (an int in the result)",
      two_tensors_example)(lambda: loss_and_count)
+case("item_count_printed", "print('positives:', (y > 0).sum().item()), then x * n",
+     two_tensors_example)(lambda: printed_count)
 case("item_bool_if", "if (y > 0).any().item(): ... (a bool)", two_tensors_example)(
     lambda: any_positive_branch)
 case("numpy_round_trip", "torch.from_numpy(x.numpy() * 2) + 1", rows_example)(
