@@ -66,6 +66,19 @@ def tolist_total(logits, labels):
     return logits.sum() / (total + 1), total
 
 
+def count_and_accuracy(logits, labels):
+    correct = (logits.argmax(1) == labels).sum().item()
+    accuracy = correct / labels.shape[0]  # (a float: values/scalars.py follows it)
+    print("correct", correct, "accuracy", accuracy, f"{accuracy:.3f}")
+    return logits.sum() * accuracy, correct, correct * 0.5 - 1
+
+
+def lengths_mean(logits, labels):
+    first, second = labels[:2].tolist()
+    mean = (first + second) / 2
+    return logits[:first].sum(0) + mean, mean
+
+
 class Classifier(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -109,7 +122,7 @@ def test_a_returned_int_is_one_graph_for_every_count(fn):
 
 
 @pytest.mark.parametrize("fn", [loss_and_correct, arithmetic_on_it, count_of_a_mask,
-                                CLASSIFIER], ids=_name)
+                                CLASSIFIER, count_and_accuracy], ids=_name)
 def test_a_returned_int_under_inductor(fn):
     backend = Counting("inductor")
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
@@ -182,7 +195,8 @@ def printed_mask_count(logits, labels):
     return rows.sum(0)
 
 
-@pytest.mark.parametrize("fn", [printed_count, printed_lengths, printed_mask_count], ids=_name)
+@pytest.mark.parametrize("fn", [printed_count, printed_lengths, printed_mask_count,
+                                count_and_accuracy, lengths_mean], ids=_name)
 def test_a_printed_int_is_a_graph_output_the_replay_prints(fn, capsys):
     # print() is replayed by the mock: the int is a graph output, printed
     # again on every call with that call's value

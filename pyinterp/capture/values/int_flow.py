@@ -36,7 +36,8 @@ _WAITS_UNDER = info.CONDITIONAL_JUMPS | info.UNCONDITIONAL_JUMPS | info.RETURNS 
             "BUILD_CONST_KEY_MAP", "RAISE_VARARGS",
         ),
         info.V311: ("PRECALL", "LOAD_METHOD"),
-        info.UNTIL_313: ("KW_NAMES", "LOAD_CLOSURE"),
+        info.UNTIL_313: ("KW_NAMES", "LOAD_CLOSURE", "FORMAT_VALUE"),
+        info.SINCE_313: ("FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "CONVERT_VALUE"),
     })
 
 
@@ -251,12 +252,13 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False, leave
     elif name == "BINARY_OP" and sizes:
         used = {h - 2, h - 1} & tainted
         symbol = info.NB_SYMBOL.get(ins.arg)
-        if used and symbol not in SIZE_ARITHMETIC or h - 1 in tainted and symbol in _BY_DIVISOR:
-            return None  # (``"%d" % n`` formats it; ``k // n`` needs its sign)
+        if h - 1 in tainted and symbol in _BY_DIVISOR \
+                or used and symbol not in SIZE_ARITHMETIC and symbol not in DIVISION_SYMBOLS:
+            return None  # (``"%d" % n`` formats it; ``k // n``, ``k / n`` need its value)
         h -= 1
         tainted.difference_update((h - 1, h))
-        if used:
-            tainted.add(h - 1)  # (n + 1 is a size too)
+        if used and symbol not in DIVISION_SYMBOLS:
+            tainted.add(h - 1)  # (n + 1 is a size too; n / 8 a float :mod:`.scalars` follows)
     elif name == "BINARY_OP":
         if {h - 2, h - 1} & tainted and info.NB_SYMBOL.get(ins.arg) not in ALL_ARITHMETIC:
             return None
@@ -313,7 +315,7 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False, leave
 
 ALL_ARITHMETIC = ARITHMETIC_SYMBOLS | DIVISION_SYMBOLS
 SIZE_ARITHMETIC = ARITHMETIC_SYMBOLS | frozenset({"//", "%", "//=", "%="})
-_BY_DIVISOR = frozenset({"//", "%", "//=", "%="})
+_BY_DIVISOR = frozenset({"//", "%", "//=", "%="}) | DIVISION_SYMBOLS
 # Instructions an unbacked size may be read by (as a call's argument, an
 # index, a slice bound, an item): the instruction itself does not need its
 # value; the ones in _HOLDS_ITEMS give a value that holds it.

@@ -675,6 +675,8 @@ def _binary_op(cap, sizes, frame, ins):
     symbol = info.NB_SYMBOL.get(ins.arg)
     op = ARITHMETIC.get(symbol)
     ints = all(type(v) in (int, SymbolicInt) for v in (lhs, rhs))
+    if (op is None or not ints) and _float_arithmetic(cap, sizes, frame, symbol):
+        return True
     if op is None or not ints or _tracked_operand(cap, frame) or (
             op in (operator.floordiv, operator.mod) and not sizes.decide(_sym(rhs) > 0, rhs)):
         # (a tracked int from tensor data, a float, a tensor, a container:
@@ -688,6 +690,54 @@ def _binary_op(cap, sizes, frame, ins):
     result = sizes.arithmetic(cap.recording.recorder, op, lhs, rhs)
     del stack[-2:]
     stack.append(result)
+    return True
+
+
+FLOAT_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                    "/": operator.truediv, "+=": operator.add, "-=": operator.sub,
+                    "*=": operator.mul, "/=": operator.truediv}
+_CPU = torch.device("cpu")
+
+
+def _float_arithmetic(cap, sizes, frame, symbol):
+    """``n / 8``, ``correct / len(y)``, ``n * 0.5``, ``n + loss_value``:
+    arithmetic with an int from tensor data whose result is a Python float.
+    The graph computes it in float64 (the int's ``scalar_tensor``, exact
+    below 2**53, then IEEE arithmetic, as Python's), and :mod:`.scalars`
+    tracks the float from here on; True when done.  False (the caller
+    specializes, which breaks) for a division *by* a value the data
+    decides, or by zero (Python raises where a graph would give inf), a
+    tracked int from tensor data beside it, or a float on another device."""
+    stack = frame.stack
+    lhs, rhs = stack[-2], stack[-1]
+    op = FLOAT_ARITHMETIC.get(symbol)
+    table = cap.recording.scalars
+    if op is None or _tracked_operand(cap, frame) \
+            or not any(type(v) is SymbolicInt and _data_dependent(v.sym) for v in (lhs, rhs)) \
+            or not all(type(v) in (int, float, SymbolicInt) for v in (lhs, rhs)) \
+            or op is not operator.truediv and float not in (type(lhs), type(rhs)):
+        return False
+    if op is operator.truediv and (table.tracks(rhs) or int(rhs) == 0 or type(rhs) is SymbolicInt
+                                   and _data_dependent(rhs.sym)):
+        return False
+    if any(table.device(v) != _CPU for v in (lhs, rhs) if table.tracks(v)):
+        return False  # (the int's scalar_tensor is made on the CPU)
+    if type(rhs) is SymbolicInt and not sizes.decide(rhs.sym != 0, rhs):
+        return False
+    value = op(int(lhs) if type(lhs) is SymbolicInt else lhs,
+               int(rhs) if type(rhs) is SymbolicInt else rhs)
+    rec = cap.recording.recorder
+
+    def operand(v):
+        if type(v) is SymbolicInt:
+            return rec.graph.call_function(torch.scalar_tensor, (v.node,),
+                                           {"dtype": torch.float64})
+        return table.node(v, rec) if table.tracks(v) else v
+
+    table.add(value, rec, lambda: rec.graph.call_function(op, (operand(lhs), operand(rhs))),
+              _CPU)
+    del stack[-2:]
+    stack.append(value)
     return True
 
 
