@@ -25,12 +25,17 @@ it changes with the data).  From there the machinery of symbolic sizes
   would turn a negative bound, valid in Python, into an error;
 * Python ``+ - * // %`` give new ones; they move through the stack,
   locals, lists, tuples, ``enumerate``, ``zip``;
-* any Python decision on one (a comparison, a truth test, ``range(n)``,
-  formatting, a native call, a store into outside state, the traced
-  function's return value) is a ``data-dependent-value`` break before it
-  runs (:class:`~.sizes.DataDependentValue`): their symbols are never
-  guarded, not even where torch could prove the relation from an op's
-  preconditions, which the eager backend's graph does not check.
+* a comparison or truth test is computed by the graph
+  (:mod:`.data_decisions`): their symbols are never guarded, not even
+  where torch could prove the relation from an op's preconditions, which
+  the eager backend's graph does not check;
+* the traced function's return value, or an argument of ``print`` or
+  logging, may hold one: a graph output gives it back
+  (:meth:`.sizes.SizeTracker.leave`); ``n / 8`` and float arithmetic give
+  a float :mod:`.scalars` follows;
+* any other use that needs the value (``range(n)``, formatting, a native
+  call, a store into outside state) is a ``data-dependent-value`` break
+  before it runs (:class:`~.sizes.DataDependentValue`).
 
 The list's length is the tensor's size, which the capture guards as
 exact (:func:`.sizes.after_call`).

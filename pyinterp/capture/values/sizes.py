@@ -26,7 +26,11 @@ the call's real tensors, but the sizes it reads stay symbols in the graph:
 * Any other use (a native call such as ``range(n)``, formatting, a store
   into outside state, the traced function's return value...) specializes
   it: the shape environment guards the value (``s0 == 4``), and the reason
-  is kept for ``explain``.
+  is kept for ``explain``.  An int the data decides cannot be guarded:
+  in the return value, or an argument of ``print``/logging, it is a graph
+  output instead (:meth:`SizeTracker.leave`, :class:`LeavingInts`), and
+  float arithmetic on it (``n / 8``) a float :mod:`.scalars` tracks
+  (:func:`_float_arithmetic`).
 
 Data-dependent sizes (``nonzero()``, masks, ``unique()``: their sizes
 are *unbacked* symbols) and the ints of ``t.tolist()``
