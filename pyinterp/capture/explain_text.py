@@ -24,6 +24,7 @@ SHOWN_GRAPHS = 8
 SHOWN_BREAK_SITES = 8
 SHOWN_SPECIALIZATIONS = 10
 SHOWN_RECOMPILES = 5
+SHOWN_OP_KINDS = 6  # (the most common op kinds of a graph in the summary)
 
 
 def clip(text, width=WIDTH):
@@ -142,8 +143,10 @@ def _graphs(exp):
     out = ["Graphs:"]
     shown = list(zip(exp.graphs, exp.ops_per_graph))[:SHOWN_GRAPHS]
     for i, (gm, n) in enumerate(shown):
-        common = collections.Counter(graph_op_names(gm)).most_common(6)
-        ops = ", ".join("%s %d" % (name, k) for name, k in common)
+        counts = collections.Counter(graph_op_names(gm))
+        ops = ", ".join("%s %d" % (name, k) for name, k in counts.most_common(SHOWN_OP_KINDS))
+        if len(counts) > SHOWN_OP_KINDS:
+            ops += ", %d more kinds" % (len(counts) - SHOWN_OP_KINDS)
         out.append(clip("  %d. %s: %s" % (i + 1, _plural(n, "op"), ops)))
     if len(exp.graphs) > SHOWN_GRAPHS:
         out.append("  ... %s more (details())" % _plural(len(exp.graphs) - SHOWN_GRAPHS,
