@@ -10,22 +10,7 @@ import torch
 
 import pyinterp
 from pyinterp.capture.explain_text import short_file
-
-
-class Counting:
-    """A backend counting its compiles (the eager backend, or Inductor)."""
-
-    def __init__(self, inner="eager"):
-        self.compiles = 0
-        self.inner = inner
-
-    def __call__(self, gm, example_inputs):
-        self.compiles += 1
-        if self.inner == "eager":
-            return gm.forward
-        from pyinterp.codegen import backends
-
-        return backends.resolve(self.inner)(gm, example_inputs)
+from trace_support import CountingBackend
 
 
 _HERE = short_file(__file__)  # (as explain shows the file: relative to the working directory)
@@ -91,7 +76,7 @@ MERGED = [item_to_a_callee, int_to_a_callee, truth_in_a_callee, tolist_decided_t
 
 @pytest.mark.parametrize("fn", MERGED)
 def test_a_decision_feeding_a_jump_is_one_merged_graph(fn):
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
     for mask in MASKS:
         torch.testing.assert_close(traced(*_inputs(mask)), fn(*_inputs(mask)))
@@ -114,7 +99,7 @@ def test_explain_lists_the_merged_branch_with_its_line():
 
 @pytest.mark.parametrize("fn", [item_to_a_callee, count_of_nonzero, tolist_decided_twice])
 def test_merged_decisions_compile_with_inductor(fn):
-    backend = Counting("inductor")
+    backend = CountingBackend("inductor")
     traced = pyinterp.trace(fn, backend=backend)
     for mask in MASKS:
         torch.testing.assert_close(traced(*_inputs(mask)), fn(*_inputs(mask)))
@@ -162,7 +147,7 @@ def prints_in_a_callee(x, mask):
 
 @pytest.mark.parametrize("fn", [compared_into_a_value, negated, prints_in_a_callee])
 def test_a_decision_that_cannot_merge_is_assumed(fn, capsys):
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
     for mask in MASKS:
         expected = fn(*_inputs(mask))

@@ -17,23 +17,7 @@ torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
 import pyinterp  # noqa: E402
 
-from trace_support import assert_same  # noqa: E402
-
-
-class Counting:
-    """A backend counting its compiles (eager, or Inductor)."""
-
-    def __init__(self, inner="eager"):
-        self.compiles = 0
-        self.inner = inner
-
-    def __call__(self, gm, example_inputs):
-        self.compiles += 1
-        if self.inner == "eager":
-            return gm.forward
-        from pyinterp.codegen import backends
-
-        return backends.resolve(self.inner)(gm, example_inputs)
+from trace_support import CountingBackend, assert_same  # noqa: E402
 
 
 def loss_and_correct(logits, labels):
@@ -109,7 +93,7 @@ def _name(fn):
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=_name)
 def test_a_returned_int_is_one_graph_for_every_count(fn):
     assert pyinterp.explain(fn, *_inputs(fn, 0)).graph_break_count == 0
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
     results = set()
     for seed in range(6):
@@ -124,7 +108,7 @@ def test_a_returned_int_is_one_graph_for_every_count(fn):
 @pytest.mark.parametrize("fn", [loss_and_correct, arithmetic_on_it, count_of_a_mask,
                                 CLASSIFIER, count_and_accuracy], ids=_name)
 def test_a_returned_int_under_inductor(fn):
-    backend = Counting("inductor")
+    backend = CountingBackend("inductor")
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
     for seed in range(4):
         assert_same(traced(*_inputs(fn, seed)), fn(*_inputs(fn, seed)), rtol=1e-4, atol=1e-5)
@@ -154,7 +138,7 @@ def test_gradients_beside_a_returned_int():
 
 def test_with_symbolic_input_sizes():
     # dynamic=True: the batch size is a symbol and the count an unbacked one
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(loss_and_correct, backend=backend, dynamic=True)
     for batch in (8, 5, 11, 8):
         logits = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
@@ -200,7 +184,7 @@ def printed_mask_count(logits, labels):
 def test_a_printed_int_is_a_graph_output_the_replay_prints(fn, capsys):
     # print() is replayed by the mock: the int is a graph output, printed
     # again on every call with that call's value
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(fn, backend=backend, fullgraph=True)
     for seed in range(6):
         expected = fn(*_inputs(fn, seed))
@@ -215,7 +199,7 @@ def _messages(caplog):
 
 
 def test_a_logged_int_is_a_graph_output_the_replay_logs(caplog):
-    backend = Counting()
+    backend = CountingBackend()
     traced = pyinterp.trace(logged_count, backend=backend, fullgraph=True)
     for seed in range(6):
         caplog.clear()

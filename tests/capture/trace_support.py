@@ -49,15 +49,21 @@ class CountingBackend:
     of its graphs that returned (a graph that raises on a hit falls back to
     a native run, which must not count as the graph having run)."""
 
-    def __init__(self):
+    def __init__(self, inner="eager"):
         self.graphs = []
         self.inputs = []
         self.runs = 0
+        self.inner = inner  # the backend that compiles (by name, as trace's)
 
     def __call__(self, gm, example_inputs):
         self.graphs.append(gm)
         self.inputs.append(list(example_inputs))
-        forward = gm.forward
+        if self.inner == "eager":
+            forward = gm.forward
+        else:
+            from pyinterp.codegen import backends
+
+            forward = backends.resolve(self.inner)(gm, example_inputs)
 
         def compiled(*args):
             result = forward(*args)
@@ -69,6 +75,8 @@ class CountingBackend:
     @property
     def count(self):
         return len(self.graphs)
+
+    compiles = count
 
 
 def count_captures(counter):
