@@ -391,22 +391,6 @@ def test_an_unbacked_size_used_only_by_ops_is_one_graph():
         pyinterp.trace(_count_looped, backend="eager", fullgraph=True)(torch.randn(8, 3))
 
 
-def test_a_data_dependent_size_returned_is_a_graph_output():
-    # len(rows) leaves the traced function: the graph outputs it and the
-    # mock gives it back as a Python int, one graph for every count
-    backend = Counting()
-    traced = pyinterp.trace(_count_leaves, backend=backend, fullgraph=True)
-    counts = set()
-    for seed in range(6):
-        torch.manual_seed(seed)
-        x = torch.randn(8, 3)
-        (got, n), (expected, m) = traced(x), _count_leaves(x)
-        torch.testing.assert_close(got, expected)
-        assert type(n) is int and n == m
-        counts.add(m)
-    assert len(counts) > 2 and backend.compiles == 1
-
-
 def test_a_decision_on_an_unbacked_size_is_a_merged_branch():
     # rows.shape[0] > 2 is decided by the data: the graph computes it
     # (scalar_tensor(size) > 2) and both arms, merged by torch.where
