@@ -57,6 +57,11 @@ def count_and_accuracy(logits, labels):
     return logits.sum() * accuracy, correct, correct * 0.5 - 1
 
 
+def float_arithmetic(logits, labels):
+    n = (labels > 1).sum().item()
+    return logits.sum(), n / 0.5, n * 2.5, 3.0 - n, n + 0.25, n / 3
+
+
 def lengths_mean(logits, labels):
     first, second = labels[:2].tolist()
     mean = (first + second) / 2
@@ -76,7 +81,7 @@ class Classifier(torch.nn.Module):
 torch.manual_seed(0)
 CLASSIFIER = Classifier()
 FUNCTIONS = [loss_and_correct, correct_over_batches, arithmetic_on_it, count_of_a_mask,
-             tolist_total, CLASSIFIER]
+             tolist_total, CLASSIFIER, float_arithmetic, lengths_mean]
 
 
 def _inputs(fn, seed):
@@ -136,14 +141,20 @@ def test_gradients_beside_a_returned_int():
             torch.testing.assert_close(a.grad, b.grad)
 
 
-def test_with_symbolic_input_sizes():
+@pytest.mark.parametrize("fn", [loss_and_correct, count_and_accuracy], ids=_name)
+def test_with_symbolic_input_sizes(fn, capsys):
     # dynamic=True: the batch size is a symbol and the count an unbacked one
+    # (count_and_accuracy divides the count by the symbolic batch size)
     backend = CountingBackend()
-    traced = pyinterp.trace(loss_and_correct, backend=backend, dynamic=True)
+    traced = pyinterp.trace(fn, backend=backend, dynamic=True)
     for batch in (8, 5, 11, 8):
-        logits = torch.randn(batch, 4, generator=torch.Generator().manual_seed(batch))
-        labels = torch.arange(batch) % 4
-        assert_same(traced(logits, labels), loss_and_correct(logits, labels))
+        gen = torch.Generator().manual_seed(batch)
+        logits, labels = torch.randn(batch, 4, generator=gen), torch.randint(0, 4, (batch,),
+                                                                             generator=gen)
+        expected = fn(logits, labels)
+        printed = capsys.readouterr().out
+        assert_same(traced(logits, labels), expected)
+        assert capsys.readouterr().out == printed
     assert backend.compiles == 1
 
 

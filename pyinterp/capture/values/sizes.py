@@ -58,7 +58,7 @@ import types
 
 import torch
 
-from . import data_decisions, identity, quiet_replay
+from . import data_decisions, identity, quiet_replay, scalars
 from .. import legacy_tensors, rules
 from ...interp import calls
 from ...interp.model.dunders import needs_interpreter
@@ -697,9 +697,6 @@ def _binary_op(cap, sizes, frame, ins):
     return True
 
 
-FLOAT_ARITHMETIC = {"+": operator.add, "-": operator.sub, "*": operator.mul,
-                    "/": operator.truediv, "+=": operator.add, "-=": operator.sub,
-                    "*=": operator.mul, "/=": operator.truediv}
 _CPU = torch.device("cpu")
 
 
@@ -714,20 +711,20 @@ def _float_arithmetic(cap, sizes, frame, symbol):
     tracked int from tensor data beside it, or a float on another device."""
     stack = frame.stack
     lhs, rhs = stack[-2], stack[-1]
-    op = FLOAT_ARITHMETIC.get(symbol)
+    op = scalars.ARITHMETIC.get(symbol)
     table = cap.recording.scalars
     if op is None or _tracked_operand(cap, frame) \
             or not any(type(v) is SymbolicInt and _data_dependent(v.sym) for v in (lhs, rhs)) \
             or not all(type(v) in (int, float, SymbolicInt) for v in (lhs, rhs)) \
             or op is not operator.truediv and float not in (type(lhs), type(rhs)):
         return False
-    if op is operator.truediv and (table.tracks(rhs) or int(rhs) == 0 or type(rhs) is SymbolicInt
+    if op is operator.truediv and (table.tracks(rhs) or rhs == 0 or type(rhs) is SymbolicInt
                                    and _data_dependent(rhs.sym)):
         return False
     if any(table.device(v) != _CPU for v in (lhs, rhs) if table.tracks(v)):
         return False  # (the int's scalar_tensor is made on the CPU)
-    if type(rhs) is SymbolicInt and not sizes.decide(rhs.sym != 0, rhs):
-        return False
+    if op is operator.truediv and type(rhs) is SymbolicInt and not sizes.decide(rhs.sym != 0, rhs):
+        return False  # (by a size: guarded nonzero)
     value = op(int(lhs) if type(lhs) is SymbolicInt else lhs,
                int(rhs) if type(rhs) is SymbolicInt else rhs)
     rec = cap.recording.recorder
