@@ -269,10 +269,10 @@ def details(exp):
         out.append("Break reasons:")
         out += ["  %d. %s" % (i + 1, str(r).replace("\n", "\n     "))
                 for i, r in enumerate(exp.break_reasons)]
-    out += ["Merged branches (%d):" % len(exp.merged_branches)] if exp.merged_branches else []
-    out += ["  " + text for text in exp.merged_branches]
-    out += ["Assumptions (%d):" % len(exp.assumptions)] if exp.assumptions else []
-    out += ["  " + text for text in exp.assumptions]
+    for title, lines in (("Merged branches", exp.merged_branches),
+                         ("Assumptions", exp.assumptions)):
+        out += ["%s (%d):" % (title, len(lines))] + ["  " + text for text in lines] \
+            if lines else []
     if exp.specializations:
         out.append("Specializations (%d):" % len(exp.specializations))
         out += ["  " + s for s in exp.specializations]

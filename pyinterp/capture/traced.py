@@ -194,15 +194,13 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     cap.finish()
     leaving = cap.recording.sizes.leaving if cap.recording.sizes is not None else None
     if leaving is not None:
-        if cap.breaks.active and cap.recording.sizes.stray(result):
-            cap.break_graph("data-dependent-value", "the result holds an int from tensor "
-                            "data that no graph output gives back")
         from ..refgraph.symbolic import plain
 
         # (a size that leaves after a break: a plain int; an int from tensor
-        # data that a graph output gives back stays itself until the mock is
-        # built, see capture())
-        result = plain(result, keep=leaving.ids() if not cap.breaks.records else ())
+        # data stays itself until the mock is built, see capture(): a graph
+        # output gives it back, or the mock builder refuses it)
+        result = plain(result, keep=cap.recording.sizes.data_ids(result)
+                       if not cap.breaks.records else ())
     out = TraceResult()
     out.assumptions = list(cap.recording.assumed or ())
     out.merged = list(cap.recording.merged)
@@ -218,14 +216,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
                     cap.recording.scalars, cap.recording.text, cap.recording.arrays, leaving)
     outputs = []
     if explain and cap.breaks.records:
-        # The graphs a run with resume points would have; no mock.
-        out.breaks = list(cap.breaks.records)
-        out.graphs = [gm for gm, _ in cap.recording.segment_graphs]
-        out.ops_per_graph = [n for _, n in cap.recording.segment_graphs]
-        out.graph_count = len(out.graphs)
-        out.guards = rg.all_guards()
-        _build_guard(out, build_guard, out.guards, len(args), tuple(kwargs))
-        return out
+        return _explained_with_breaks(out, cap, build_guard, args, kwargs)
     if cap.breaks.active or explain:
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
         try:
@@ -235,6 +226,8 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         why = assumptions.check_finished(rec)
         if why is not None:
             cap.break_graph("data-dependent-value", why)
+        if explain and cap.breaks.records:  # (the result or an effect broke)
+            return _explained_with_breaks(out, cap, build_guard, args, kwargs)
     out.breaks = list(cap.breaks.records)
     rg.alias_guards()
     guards = rg.all_guards()
@@ -278,6 +271,18 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         cap.break_graph(e.kind, e.message)
         out.breaks = list(cap.breaks.records)
         out.mock = None
+    return out
+
+
+def _explained_with_breaks(out, cap, build_guard, args, kwargs):
+    """``out`` for explain of a run that broke: the graphs a run with resume
+    points would have, their guards; no mock."""
+    out.breaks = list(cap.breaks.records)
+    out.graphs = [gm for gm, _ in cap.recording.segment_graphs]
+    out.ops_per_graph = [n for _, n in cap.recording.segment_graphs]
+    out.graph_count = len(out.graphs)
+    out.guards = cap.recording.refgraph.all_guards()
+    _build_guard(out, build_guard, out.guards, len(args), tuple(kwargs))
     return out
 
 

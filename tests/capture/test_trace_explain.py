@@ -232,3 +232,19 @@ def test_explain_counts_breaks_on_module():
     exp = pyinterp.explain(m, torch.ones(2))
     assert exp.graph_break_count == 2
     assert all(r.lineno == line_of(M.forward, "# MODULE-BREAK") for r in exp.break_reasons)
+
+
+def test_explain_of_a_result_the_mock_cannot_rebuild():
+    # the break is found after the run, building the mock: explain reports
+    # it with the run's graph (it used to fail with a KeyError)
+    def fn(x):
+        return x * 2, iter([1])
+
+    exp = pyinterp.explain(fn, torch.ones(3))
+    assert [r.kind for r in exp.break_reasons] == ["unsupported-value"]
+    assert "list_iterator" in exp.break_reasons[0].message
+    assert exp.graph_count == 1 and exp.ops_per_graph == [1]
+    traced = pyinterp.trace(fn, backend="eager")
+    for _ in range(2):
+        out, it = traced(torch.ones(3))
+        assert torch.equal(out, torch.ones(3) * 2) and list(it) == [1]

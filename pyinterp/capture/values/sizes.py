@@ -395,11 +395,12 @@ class SizeTracker:
                 self.leaving.add(s, data_decisions.int_tensor(recorder, s))
         return self.specialize(value, why, site, keep=self.leaving.ids())
 
-    def stray(self, value):
-        """True if ``value`` holds an int from tensor data that no graph
-        output gives back (one that reached the result some other way
-        than :meth:`leave`): the mock could only return it as a constant."""
-        return any(_data_dependent(s.sym) and not self.leaving.tracks(s) for s in each(value))
+    def data_ids(self, value):
+        """The ids of the SymbolicInts in ``value`` that tensor data decides
+        (kept as they are when the result is made plain: those that no
+        graph output gives back, :meth:`leave`, make the mock break, never
+        a constant)."""
+        return {id(s) for s in each(value) if _data_dependent(s.sym)}
 
     def specialize(self, value, why, site, keep=()):
         """Guard the exact values of the SymbolicInts in ``value`` (but

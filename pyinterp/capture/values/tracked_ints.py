@@ -212,8 +212,7 @@ def step(vm, frame, ins, run):
         producer = _producer(frame, ins, decides)
         if producer is not None:
             return _produce(vm, frame, ins, run, producer, shadow)
-        tensor = _size_producer(frame, ins, decides, leaves=frame.back is None
-                                and not frame.code.co_flags & _GENERATORS)
+        tensor = _size_producer(frame, ins, decides)
         if tensor is not None and not (shadow and _generic_consumed(frame, ins, shadow)):
             return _produce_size(vm, frame, ins, run, tensor, shadow)
     if not shadow:
@@ -433,13 +432,13 @@ def _item_of(fn, args):
     return None
 
 
-def _size_producer(frame, ins, decides=False, leaves=False):
+def _size_producer(frame, ins, decides=False):
     """The tensor whose ``.item()`` or ``int()`` this CALL makes, if its
     int is one that only reaches sizes (an integer tensor of one element:
     :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
     (:func:`.listed_ints.produce_one`), which only a call asked for this
-    way makes (not ``.item()`` that native code calls).  ``leaves``: the
-    traced function's own frame, which may return it."""
+    way makes (not ``.item()`` that native code calls).  In the traced
+    function's own frame (not a generator's) it may be returned."""
     peeked = _peek_call(frame, ins)
     if peeked is None:
         return None
@@ -447,7 +446,8 @@ def _size_producer(frame, ins, decides=False, leaves=False):
     tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
     if tensor is None or not listed_ints.makes_a_size(tensor) \
             or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base],
-                                        decides, leaves):
+                                        decides, leaves=frame.back is None
+                                        and not frame.code.co_flags & _GENERATORS):
         return None
     return tensor
 
