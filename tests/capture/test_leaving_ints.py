@@ -258,3 +258,29 @@ def test_a_generator_does_not_return_it_through_a_graph():
     traced = pyinterp.trace(counts, backend="eager")
     for seed in range(3):
         assert list(traced(*_inputs(counts, seed))) == list(counts(*_inputs(counts, seed)))
+
+
+def count_ratio(logits, labels):
+    n = labels.sum().item()
+    return logits.sum(), n / 3
+
+
+def count_and_ratio(logits, labels):  # (n returned too: followed as an unbacked size)
+    n = labels.sum().item()
+    return logits.sum(), n, n / 3
+
+
+@pytest.mark.parametrize("fn", [count_ratio, count_and_ratio], ids=_name)
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_a_ratio_of_an_int_past_2_53_is_pythons_exact_division(backend, fn):
+    # float64 holds every int below 2**53 exactly; past it the graph's
+    # check fails and the call runs natively (or, met by the capture, the
+    # division breaks): Python's exact division
+    big = 2 ** 53 + 1
+    assert big / 3 != float(big) / 3  # (a float64 division would differ)
+    logits = torch.ones(2, 4)
+    for calls in ((5, 7, big, 9), (big, 5, big)):
+        traced = pyinterp.trace(fn, backend=CountingBackend(backend))
+        for n in calls:
+            labels = torch.tensor([n, 0])
+            assert_same(traced(logits, labels), fn(logits, labels))

@@ -449,6 +449,26 @@ def _may_receive(cap, fn):
         module.startswith("torch") or isinstance(owner, Tensor))
 
 
+EXACT_FLOAT_INTS = 2 ** 53  # every int of smaller magnitude is a float64
+
+
+def exact_ints(op, operands):
+    """``op`` is ``/`` of ints (``operands``): Python divides the exact
+    ints, which float64 operands match only below :data:`EXACT_FLOAT_INTS`."""
+    return op is operator.truediv and float not in map(type, operands)
+
+
+def checked_exact(graph, node):
+    """``node``, a float64 graph value that stands for a Python int in an
+    :func:`exact_ints` division, after a graph check that the int is below
+    2**53 (past it the graph raises, and the call runs natively)."""
+    fits = graph.call_function(torch.lt, (graph.call_function(torch.abs, (node,)),
+                                          float(EXACT_FLOAT_INTS)))
+    graph.call_function(torch._assert_async, (fits, "an int from tensor data past 2**53 "
+                                              "divided: Python's exact division"))
+    return node
+
+
 def _plain_number(value):
     return type(value) is float or (type(value) is int and -(1 << 53) <= value <= 1 << 53)
 

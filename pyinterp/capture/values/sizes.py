@@ -726,14 +726,18 @@ def _float_arithmetic(cap, sizes, frame, symbol):
         return False  # (the int's scalar_tensor is made on the CPU)
     if op is operator.truediv and type(rhs) is SymbolicInt and not sizes.decide(rhs.sym != 0, rhs):
         return False  # (by a size: guarded nonzero)
+    exact = scalars.exact_ints(op, (lhs, rhs))  # (the graph checks the ints' size)
+    if exact and any(abs(int(v)) >= scalars.EXACT_FLOAT_INTS for v in (lhs, rhs)):
+        return False
     value = op(int(lhs) if type(lhs) is SymbolicInt else lhs,
                int(rhs) if type(rhs) is SymbolicInt else rhs)
     rec = cap.recording.recorder
 
     def operand(v):
         if type(v) is SymbolicInt:
-            return rec.graph.call_function(torch.scalar_tensor, (v.node,),
+            node = rec.graph.call_function(torch.scalar_tensor, (v.node,),
                                            {"dtype": torch.float64})
+            return scalars.checked_exact(rec.graph, node) if exact else node
         return table.node(v, rec) if table.tracks(v) else v
 
     table.add(value, rec, lambda: rec.graph.call_function(op, (operand(lhs), operand(rhs))),

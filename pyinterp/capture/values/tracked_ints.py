@@ -562,6 +562,10 @@ def _binary_op(vm, frame, ins, run, shadow):
                                          and not cap.recording.scalars.tracks(rhs)
                                          and rhs != 0)):
         op = scalars.ARITHMETIC[symbol]
+        if scalars.exact_ints(op, (lhs, rhs)) and any(
+                abs(v) >= scalars.EXACT_FLOAT_INTS for v in (lhs, rhs)):
+            _break(cap, "'/' of a Python int the graph computes, past 2**53")
+            return run(vm, frame, ins)
     else:
         _break(cap, "%r on a Python int the graph computes" % symbol)
         return run(vm, frame, ins)
@@ -581,11 +585,15 @@ def _binary_op(vm, frame, ins, run, shadow):
     if not cap.breaks.active:
         return result
     as_double = type(value) is float
+    exact = scalars.exact_ints(op, (lhs, rhs))  # (the graph checks the ints' size)
 
     def operand(value, entry):
         if entry is not None:
             node = entry.int64_node(rec)
-            return rec.graph.call_method("to", (node, torch.float64)) if as_double else node
+            if not as_double:
+                return node
+            node = rec.graph.call_method("to", (node, torch.float64))
+            return scalars.checked_exact(rec.graph, node) if exact else node
         if cap.recording.scalars.tracks(value):
             return cap.recording.scalars.node(value, rec)
         return value
