@@ -53,6 +53,7 @@ import torch
 from .. import rules
 from ...opcodes import info
 from ..torchfiles import runs_interpreted
+from . import receivers
 from .identity import IdentityTable
 
 
@@ -280,7 +281,7 @@ def build_string(vm, frame, ins, base):
 # put it where the checks below no longer see it (a list) or compute with it;
 # the formatting instructions are vetted by the capture interpreter's format
 # hooks and the variants above, and a return only moves it into an
-# interpreted caller.  Other instructions consume the values they take from
+# interpreted caller's instruction (:mod:`.receivers`; not a sort key).  Other instructions consume the values they take from
 # the stack (``info.pops``), less the containers some of them only read.
 _MOVES = rules.keys("float_flow", "float_move") - {
     "LIST_APPEND", "BUILD_LIST", "UNARY_NEGATIVE", "RETURN_VALUE"}
@@ -292,10 +293,11 @@ def check_instruction(cap, frame, ins):
     """Break before an instruction that would consume a derived value (see
     the module docstring)."""
     name = ins.opname
-    if name in _MOVES or name == "RETURN_VALUE" and frame.back is not None:
-        return
     table = cap.recording.text
     stack = frame.stack
+    if name in _MOVES or name == "RETURN_VALUE" and (
+            not table.carried(stack[-1]) or receivers.receiver() is receivers.INSTRUCTION):
+        return
     depth = _READS_TOP.get(name)
     if depth is not None and name not in _STORES:
         consumed = any(table.tracks(v) for v in stack[len(stack) - depth:])

@@ -73,7 +73,7 @@ import types
 import torch
 
 from .. import rules
-from . import data_decisions, float_text
+from . import data_decisions, float_text, receivers
 from .identity import STORES, IdentityTable, stored_where_unseen
 from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
@@ -398,6 +398,11 @@ def check_instruction(cap, frame, ins):
     """Break before an instruction that would consume a tracked float in a
     way the graph cannot follow (see the module docstring)."""
     name = ins.opname
+    if name == "RETURN_VALUE" and cap.recording.scalars.carried(frame.stack[-1]) \
+            and receivers.receiver() is None:  # (a sort key, a max key)
+        cap.break_graph("data-dependent-value", "RETURN_VALUE hands a Python float the graph "
+                        "computes to code that reads its value")
+        return
     if name in _MOVES:
         return
     if name == "COMPARE_OP" and ins.argval in COMPARISONS \

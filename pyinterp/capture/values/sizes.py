@@ -24,7 +24,9 @@ the call's real tensors, but the sizes it reads stay symbols in the graph:
   x.shape[-1] == d``) is decided by the ``SymInt``, which adds that
   relation to the shape environment's guards: never a break.
 * Any other use (a native call such as ``range(n)``, formatting, a store
-  into outside state, the traced function's return value...) specializes
+  into outside state, the traced function's return value, a return or
+  yield that pyinterp's own code receives and reads natively, such as a
+  ``sorted`` key: :mod:`.receivers`...) specializes
   it: the shape environment guards the value (``s0 == 4``), and the reason
   is kept for ``explain``.  An int the data decides cannot be guarded:
   in the return value, or an argument of ``print``/logging, it is a graph
@@ -58,7 +60,7 @@ import types
 
 import torch
 
-from . import data_decisions, identity, quiet_replay, scalars
+from . import data_decisions, identity, quiet_replay, receivers, scalars
 from .. import legacy_tensors, rules
 from ...interp import calls
 from ...interp.model.dunders import needs_interpreter
@@ -622,10 +624,16 @@ def _step(vm, frame, ins):
         _call(cap, sizes, frame, ins)
         return False
     if name in _TOP_FRAME_EXITS:
-        if frame.back is None and stack and carries(stack[-1]):
-            stack[-1] = sizes.leave(cap.recording.recorder, stack[-1], cap.site()) \
-                if name in info.RETURNS \
-                else sizes.specialize(stack[-1], "it leaves the traced function", cap.site())
+        if not (stack and carries(stack[-1])):
+            return False
+        kind = receivers.receiver()
+        if kind is receivers.RESULT and name in info.RETURNS:
+            stack[-1] = sizes.leave(cap.recording.recorder, stack[-1], cap.site())
+        elif kind is not receivers.INSTRUCTION:  # (a generator's item, a sort key, __len__)
+            stack[-1] = sizes.specialize(stack[-1], "it leaves the traced function"
+                                         if kind is receivers.RESULT or frame.back is None
+                                         else "%s hands it to code that reads its value" % name,
+                                         cap.site())
         return False
     if name in _STORED_AT:
         if name == "STORE_SUBSCR" and issubclass(type(stack[-2]), Tensor):
