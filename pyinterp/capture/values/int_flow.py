@@ -86,8 +86,10 @@ def flows_only_to_size_uses(code, index, height, below=(), decides=False, leaves
     (the capture may keep a decision on tensor data in the graph,
     :mod:`.data_decisions`), comparisons and truth tests of it are fine
     too.  With ``leaves`` (the frame is the traced function's own, whose
-    result a graph output may give back: :meth:`.sizes.SizeTracker.leave`),
-    so is returning it, alone or in a tuple or list."""
+    result a graph output may give back: :meth:`.sizes.SizeTracker.leave`;
+    or a callee whose caller's use passes this look in turn), so is
+    returning it, alone or in a tuple or list; a tuple or list that holds
+    it may be unpacked (its items are then all followed)."""
     valued = frozenset(p for p, v in enumerate(below) if id(v) in _NEEDS_VALUE_IDS)
     return _cached_flow(code, index, height, valued, decides, leaves)
 
@@ -238,6 +240,12 @@ def _flow_step(instructions, ins, h, tainted, slots, sizes, decides=False, leave
         tainted.discard(h)
     elif sizes and name == "UNARY_NEGATIVE":
         pass  # (-n is a size too)
+    elif sizes and name == "UNPACK_SEQUENCE" and h - 1 in tainted:
+        # ``n, m = helper()``: a callee returned it in a tuple or list
+        # (every item is followed, whatever it is)
+        tainted.discard(h - 1)
+        tainted.update(range(h - 1, h - 1 + ins.arg))
+        h += ins.arg - 1
     elif leaves and name in info.RETURNS:
         return out  # (the value returned leaves through a graph output)
     elif name == "COPY":

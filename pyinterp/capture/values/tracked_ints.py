@@ -57,7 +57,7 @@ import random
 
 import torch
 
-from . import data_decisions, listed_ints, scalars, sizes
+from . import data_decisions, listed_ints, receivers, scalars, sizes
 from .. import rules
 from .int_flow import (DIVISION_SYMBOLS, consumes, flows_only_to_graph_uses,
                        flows_only_to_size_uses)
@@ -437,19 +437,45 @@ def _size_producer(frame, ins, decides=False):
     int is one that only reaches sizes (an integer tensor of one element:
     :func:`.int_flow.flows_only_to_size_uses`); it becomes an unbacked size
     (:func:`.listed_ints.produce_one`), which only a call asked for this
-    way makes (not ``.item()`` that native code calls).  In the traced
-    function's own frame (not a generator's) it may be returned."""
+    way makes (not ``.item()`` that native code calls).  It may be returned
+    where :func:`_may_return` says so."""
     peeked = _peek_call(frame, ins)
     if peeked is None:
         return None
     fn, args, base = peeked
     tensor = args[0] if fn is int and len(args) == 1 else _item_of(fn, args)
     if tensor is None or not listed_ints.makes_a_size(tensor) \
-            or not flows_only_to_size_uses(frame.code, ins.index, base + 1, frame.stack[:base],
-                                        decides, leaves=frame.back is None
-                                        and not frame.code.co_flags & _GENERATORS):
+            or not flows_only_to_size_uses(
+                frame.code, ins.index, base + 1, frame.stack[:base], decides,
+                leaves=_may_return(frame, receivers.receivers(_RETURN_DEPTH), decides)):
         return None
     return tensor
+
+
+_RETURN_DEPTH = 8  # (callers followed up from a frame that makes such an int)
+_CALLS = info.for_running({info.ALL: ("CALL", "CALL_FUNCTION_EX"),
+                           info.SINCE_313: ("CALL_KW",)})
+
+
+def _may_return(frame, kinds, decides):
+    """May ``frame`` (not a generator's) return an int from tensor data?
+    Its own receiver is ``kinds[0]`` (its callers' follow,
+    :func:`.receivers.receivers`).  Yes for the traced function's own frame
+    (a graph output gives the result back); for a callee whose caller
+    pushes it by the call it is running, yes where the caller then only
+    uses it as a size (the same static look, from that call, where the
+    caller may return it by the same rule); else no."""
+    if not kinds or frame.code.co_flags & _GENERATORS:
+        return False
+    if kinds[0] is receivers.RESULT:
+        return True
+    back = frame.back
+    if kinds[0] is not receivers.INSTRUCTION or back is None:
+        return False
+    call = back.instructions[back.lasti]
+    return call.opname in _CALLS and flows_only_to_size_uses(
+        back.code, call.index, len(back.stack) + 1, back.stack, decides,
+        leaves=_may_return(back, kinds[1:], decides))
 
 
 def _produce_size(vm, frame, ins, run, tensor, shadow):
