@@ -921,6 +921,33 @@ class CorrectCount(nn.Module):
         return F.cross_entropy(logits, labels), correct
 
 
+@case("dynamic_shapes", "count_in_helper", "a classifier step whose count of right answers "
+      "comes from a helper method's .item()", rows_and_labels)
+class CountInHelper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(DIM, DIM)
+
+    def count_right(self, logits, labels):
+        return (logits.argmax(1) == labels).sum().item()
+
+    def forward(self, x, labels):
+        logits = self.fc(x)
+        return F.cross_entropy(logits, labels), self.count_right(logits, labels)
+
+
+@case("dynamic_shapes", "best_candidate", "the best of several heads picked in Python, "
+      "max(outs, key=lambda o: o.mean().item())", rows)
+class BestCandidate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList(nn.Linear(DIM, DIM) for _ in range(3))
+
+    def forward(self, x):
+        outs = [head(x) for head in self.heads]
+        return max(outs, key=lambda o: o.mean().item())  # (the key's order is the data's)
+
+
 # ---------------------------------------------------------------------------
 # 4. Smaller idioms
 # ---------------------------------------------------------------------------
