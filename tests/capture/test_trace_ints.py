@@ -571,7 +571,7 @@ def _int_programs(draw):
     for _ in range(draw(st.integers(1, 7))):
         a, b = draw(st.sampled_from(ints)), draw(st.sampled_from(ints))
         new = "i%d" % len(lines)
-        kind = draw(st.integers(0, 18))
+        kind = draw(st.integers(0, 23))
         if kind == 0:
             lines.append("%s = %s" % (new, a))
         elif kind == 1:
@@ -629,6 +629,19 @@ def _int_programs(draw):
         elif kind == 18:  # (printed: a graph output the replay prints)
             lines.append("print('value', %s, %s)" % (a, b))
             continue
+        elif kind == 19:  # (a callee's return: the int crosses frames)
+            lines.append("%s = _count(y) + %s" % (new, a))
+        elif kind == 20:  # (a key that max() compares natively)
+            lines.append("x = max([x, -x], key=lambda t: (t * y).sum().item() * %s)" % a)
+            continue
+        elif kind == 21:  # (a generator's items summed natively)
+            lines.append("x = x + sum(v for v in (%s, %s))" % (a, b))
+            continue
+        elif kind == 22:  # (a __len__ behind len())
+            lines.append("x = x * len(_Sized(%s))" % a)
+            continue
+        elif kind == 23:  # (a data-dependent size: a SymbolicInt wherever it goes)
+            lines.append("%s = len(y[y > %d])" % (new, draw(st.integers(-1, 1))))
         else:
             lines.append("%s = %s / 4" % (new, a))  # (a float tracked by scalars.py)
             lines.append("x = x * %s" % new)
@@ -650,6 +663,18 @@ def _decide(x, n, k):
     if n > k:
         return x * 2
     return x - 1
+
+
+def _count(y):
+    return (y > 0).sum().item()
+
+
+class _Sized:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n * self.n
 
 
 def _report(x, n):
