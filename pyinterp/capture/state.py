@@ -20,7 +20,9 @@ Records (see :class:`Capture`): owns ``recording`` (:class:`Recording`) and
 import contextlib
 import linecache
 import logging
+import os
 import sys
+import sysconfig
 
 import attrs
 import torch
@@ -252,6 +254,9 @@ class BreakState:
     active: bool = True  # False once a break stopped capture (the run finishes plainly)
     records: list = attrs.Factory(list)  # a BreakRecord per break
     split: object = None  # (mock, listing, graph module) from splitter at the first break
+    # explain(): the (frame, instruction) of the last break, whose native
+    # run (a Function.apply after its break) goes on recorded, not re-broken
+    broken_at: tuple = ()
 
     @contextlib.contextmanager
     def paused(self):
@@ -303,6 +308,11 @@ class Capture:
             return None
         return frame.code.co_filename, frame.lineno
 
+    def _instruction(self):
+        """The innermost interpreted frame and its current instruction."""
+        frame = self.interp.vm.top if self.interp.vm is not None else None
+        return (frame, frame.lasti) if frame is not None else ()
+
     # -- breaks -------------------------------------------------------------
     def break_graph(self, kind, message):
         """The run met something it cannot capture: raise under fullgraph,
@@ -322,6 +332,7 @@ class Capture:
             # explain() counts every break event and keeps going, splitting
             # the ops into the graphs a run with resume points would have.
             self.breaks.records.append(record)
+            self.breaks.broken_at = self._instruction()
             self.recording.end_segment()
         elif self.breaks.active:
             self.breaks.records.append(record)
@@ -341,6 +352,15 @@ class Capture:
         """A torch function, Tensor method or tensor property was called."""
         if not self.breaks.active:
             return func(*args, **kwargs)
+        caller = _python_run_natively(sys._getframe(2))
+        if caller is not None and not (self.breaks.explain
+                                       and self.breaks.broken_at == self._instruction()):
+            # (e.g. a __index__ that C's list[i] called)
+            self.break_graph("native-callback", "%s() ran natively, called by C code the "
+                             "interpreter did not follow, and computes with tensors"
+                             % caller.co_qualname)
+            if not self.breaks.active:  # (explain() goes on recording)
+                return func(*args, **kwargs)
         if self.recording.sizes is None or not self.recording.sizes.active:
             return self._torch_call(func, args, kwargs)
         name = getattr(func, "__name__", "")
@@ -573,6 +593,28 @@ class Capture:
         except Unrepresentable as e:
             self.break_graph(e.kind, e.message)
         return result
+
+
+_PACKAGE = __name__.split(".")[0]
+_STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
+
+
+def _python_run_natively(host):
+    """The code of the Python function that called a torch op, from the op
+    caller's host frame ``host``, when C code ran that function natively
+    (user code or a library's, not interpreted: its ops would be recorded
+    but its Python decisions on them not seen); None when the op comes
+    from pyinterp's own code (the interpreter's calls, torch's Python and
+    the standard library's that it runs natively on the program's behalf)."""
+    while host is not None:
+        module = host.f_globals.get("__name__") or ""
+        if module == _PACKAGE or module.startswith(_PACKAGE + "."):
+            return None
+        filename = host.f_code.co_filename
+        if not (is_torch_file(filename) or filename.startswith(_STDLIB_DIR)):
+            return host.f_code
+        host = host.f_back
+    return None
 
 
 def _callback_in_arm():

@@ -9,6 +9,9 @@ or a truth test, a generator's items summed by ``sum``), its value is used
 natively: the capture guards a size there and breaks on a value from tensor
 data (``values/receivers.py``).  Before, the order or count of the first
 call was baked into the graph, a silent wrong result on a later call.
+Python code that C code runs natively (a ``__index__`` behind ``list[i]``)
+and that computes with tensors is a ``native-callback`` break
+(``state._python_run_natively``): its ops were recorded, its int was not.
 
 Each function runs traced and eagerly on inputs whose order or counts
 change from call to call.
@@ -59,6 +62,18 @@ def truth_of_an_object(a, b):
     return a - 1
 
 
+class Position:
+    def __init__(self, t):
+        self.t = t
+
+    def __index__(self):  # (C's list[i] calls it natively, not through the interpreter)
+        return len(self.t[self.t > 0])
+
+
+def index_of_an_object(a, b):
+    return a * [1, 2, 3, 4, 5, 6, 7, 8, 9][Position(b)]
+
+
 def sum_of_a_generator(a, b):
     return a * sum(len(t[t > 0]) for t in (a, b))
 
@@ -68,7 +83,7 @@ def fsum_of_floats(a, b):
 
 
 NATIVE_USES = [sorted_by_count, max_by_sum, min_by_text, length_of_an_object,
-               truth_of_an_object, sum_of_a_generator, fsum_of_floats]
+               truth_of_an_object, index_of_an_object, sum_of_a_generator, fsum_of_floats]
 
 
 def _inputs(seed):
