@@ -40,6 +40,9 @@ class SymbolicInt(int):
 
 
 _SEQUENCES = (tuple, list)
+RESULT_DEPTH = 16
+"""How deep the containers of a value that leaves (a result, a return to
+native code) are searched; instructions' operands are searched 3 deep."""
 
 
 def carries(value, depth=3):

@@ -117,9 +117,9 @@ def capture(target, args, kwargs, roots=(), backend=None, fullgraph=False,
     out.lines = lines
     out.times["capture"] = time.perf_counter() - start
     from ..refgraph.fxgraph import keep_metadata_only
-    from ..refgraph.symbolic import plain
+    from ..refgraph.symbolic import RESULT_DEPTH, plain
 
-    out.result = plain(out.result)  # (the caller's ints are plain ints)
+    out.result = plain(out.result, RESULT_DEPTH)  # (the caller's ints are plain ints)
 
     for gm in out.graphs:
         if inspect_graph is not None:
@@ -194,12 +194,12 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
     cap.finish()
     leaving = cap.recording.sizes.leaving if cap.recording.sizes is not None else None
     if leaving is not None:
-        from ..refgraph.symbolic import plain
+        from ..refgraph.symbolic import RESULT_DEPTH, plain
 
         # (a size that leaves after a break: a plain int; an int from tensor
         # data stays itself until the mock is built, see capture(): a graph
         # output gives it back, or the mock builder refuses it)
-        result = plain(result, keep=cap.recording.sizes.data_ids(result)
+        result = plain(result, RESULT_DEPTH, keep=cap.recording.sizes.data_ids(result)
                        if not cap.breaks.records else ())
     out = TraceResult()
     out.assumptions = list(cap.recording.assumed or ())

@@ -156,6 +156,19 @@ def test_returned_sizes_are_plain_and_right():
     assert type(n) is int and n == 6 and type(shape[0]) is int
 
 
+def returns_a_size_deep_inside(x):
+    return x * 2, {"sizes": [[(x.shape[0], [x.shape[1]])]]}
+
+
+def test_a_size_deep_in_the_result_is_a_plain_int_and_a_graph():
+    traced = pyinterp.trace(returns_a_size_deep_inside, backend="eager", dynamic=True)
+    _check(returns_a_size_deep_inside, traced, [(3, 2), (5, 2), (3, 2)])
+    _, sizes = traced(torch.randn(6, 2))
+    n, (m,) = sizes["sizes"][0][0]
+    assert (type(n), type(m), n, m) == (int, int, 6, 2)
+    assert all(e.graph_count == 1 for e in traced.cache_entries())
+
+
 def test_mark_dynamic_makes_the_first_capture_symbolic():
     backend = Counting()
     traced = pyinterp.trace(reshape_arithmetic, backend=backend)

@@ -68,7 +68,7 @@ from ...interp.model.lookup import lookup
 from ...opcodes import info
 from ...opcodes.callshape import peek_call
 from ...opcodes.signals import NULL
-from ...refgraph.symbolic import SymbolicInt, carries, each, plain
+from ...refgraph.symbolic import RESULT_DEPTH, SymbolicInt, carries, each, plain
 from ..torchfiles import is_torch_function
 
 Tensor = torch.Tensor
@@ -392,22 +392,23 @@ class SizeTracker:
         outputs (a 0-d int64 tensor each, :class:`LeavingInts`), as tracked
         floats do; the others are specialized (``why``).  The same value,
         with plain ints for the latter."""
-        for s in each(value):
+        for s in each(value, RESULT_DEPTH):
             if _data_dependent(s.sym) and not self.leaving.tracks(s):
                 self.leaving.add(s, data_decisions.int_tensor(recorder, s))
-        return self.specialize(value, why, site, keep=self.leaving.ids())
+        return self.specialize(value, why, site, keep=self.leaving.ids(), depth=RESULT_DEPTH)
 
     def data_ids(self, value):
         """The ids of the SymbolicInts in ``value`` that tensor data decides
         (kept as they are when the result is made plain: those that no
         graph output gives back, :meth:`leave`, make the mock break, never
         a constant)."""
-        return {id(s) for s in each(value) if _data_dependent(s.sym)}
+        return {id(s) for s in each(value, RESULT_DEPTH) if _data_dependent(s.sym)}
 
-    def specialize(self, value, why, site, keep=()):
-        """Guard the exact values of the SymbolicInts in ``value`` (but
-        those whose ids are in ``keep``); the same value with plain ints."""
-        found = [s for s in each(value) if id(s) not in keep]
+    def specialize(self, value, why, site, keep=(), depth=3):
+        """Guard the exact values of the SymbolicInts in ``value``, ``depth``
+        containers deep (but those whose ids are in ``keep``); the same
+        value with plain ints."""
+        found = [s for s in each(value, depth) if id(s) not in keep]
         for s in found:
             if not self._check_not_value(s.sym, raising=False):
                 raise DataDependentValue("its value is needed (%s)" % why)
@@ -415,7 +416,7 @@ class SizeTracker:
             self.specialized.append((_describe(value), why, site))
         for s in found:
             self._guard_value(s.sym)
-        return plain(value, keep=keep)
+        return plain(value, depth, keep=keep)
 
     def _guard_value(self, sym):
         if type(sym) is torch.SymInt:
@@ -624,7 +625,7 @@ def _step(vm, frame, ins):
         _call(cap, sizes, frame, ins)
         return False
     if name in _TOP_FRAME_EXITS:
-        if not (stack and carries(stack[-1])):
+        if not (stack and carries(stack[-1], RESULT_DEPTH)):
             return False
         kind = receivers.receiver()
         if kind is receivers.RESULT and name in info.RETURNS:
@@ -633,7 +634,7 @@ def _step(vm, frame, ins):
             stack[-1] = sizes.specialize(stack[-1], "it leaves the traced function"
                                          if kind is receivers.RESULT or frame.back is None
                                          else "%s hands it to code that reads its value" % name,
-                                         cap.site())
+                                         cap.site(), depth=RESULT_DEPTH)
         return False
     if name in _STORED_AT:
         if name == "STORE_SUBSCR" and issubclass(type(stack[-2]), Tensor):
