@@ -301,10 +301,15 @@ EARLY = "turns tensor data into a Python value"  # (the .item()/int() call break
     (int_as_loop_count, EARLY),
     (int_formatted, EARLY),
     (int_negated_with_not, EARLY),
-    (int_read_by_locals, "locals() while a Python int"),
 ], ids=lambda v: getattr(v, "__name__", "reason"))
 def test_int_uses_that_break_stay_correct(fn, reason):
     _check_breaks(fn, reason)
+
+
+def test_int_read_by_locals_is_followed_as_an_object():
+    # an unbacked SymbolicInt is recognised wherever it goes, locals() too
+    # (a tracked int, known only by its slot, broke there)
+    _check_in_graph(int_read_by_locals)
 
 
 def test_int_compared_into_a_value_is_assumed():
@@ -323,13 +328,14 @@ def test_int_compared_into_a_value_is_assumed():
     assert truths == {True, False} and len(traced.cache_entries()) == 2
 
 
-def test_int_placed_differently_by_arms_is_assumed():
-    # The arms leave the tracked int in different places: not merged, so
-    # the branch's truth is assumed (values/assumptions.py) and the int
-    # stays in the graph on each path.
+def test_int_placed_differently_by_arms_is_merged_or_assumed():
+    # The arms leave the int (an unbacked SymbolicInt) or a constant in m:
+    # merged into one value where the rewrite can (3.12+), else the
+    # branch's truth is assumed (values/assumptions.py: 3.11's bytecode);
+    # the int stays in the graph on each path either way.
     explanation = pyinterp.explain(int_placed_differently_by_arms, *_args(0))
     assert explanation.graph_break_count == 0, explanation.break_reasons
-    assert len(explanation.assumptions) == 1
+    assert len(explanation.assumptions) + len(explanation.merged_branches) == 1
     traced = pyinterp.trace(int_placed_differently_by_arms, backend="eager")
     for seed in SEEDS:
         assert_same(traced(*_args(seed)), int_placed_differently_by_arms(*_args(seed)))

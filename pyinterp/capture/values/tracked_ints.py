@@ -12,6 +12,18 @@ answer is by *location*: a :class:`Shadow` per frame names the stack slots
 and local variables that hold a tracked int, and every instruction of the
 frame updates it.
 
+Which mechanism takes an int from tensor data: ``.item()``/``int(t)`` of
+an integer tensor becomes an unbacked :class:`SymbolicInt` whenever the
+static look at its uses allows (:func:`_size_producer`: arithmetic,
+decisions the graph may keep, tensor ops, sizes, the result, a callee's
+return its caller follows); that one is an object, known wherever it goes
+(``locals()``, a merged branch's arms, another frame), and :mod:`.sizes`
+follows it.  What stays here, by location: bools (``bool(t)``, ``.item()``
+of a bool tensor), ``int(t)`` of a float tensor, ``random.randint``'s
+int, a ``while`` loop's counter, and an int whose uses the size look
+refuses but this one takes (a comparison that feeds a jump while no
+decision may be kept in the graph).
+
 A ``while`` loop on tensor data also leaves one: its Python int counter,
 read after the loop (``graphmend/whileloop.py``).  Only frames whose code
 may produce one (its names include ``item`` or ``int``: :func:`may_produce`,
@@ -209,12 +221,12 @@ def step(vm, frame, ins, run):
     name = ins.opname
     if name == "CALL" and not cap.speculation.depth:
         decides = data_decisions.possible(cap)
-        producer = _producer(frame, ins, decides)
-        if producer is not None:
-            return _produce(vm, frame, ins, run, producer, shadow)
         tensor = _size_producer(frame, ins, decides)
         if tensor is not None and not (shadow and _generic_consumed(frame, ins, shadow)):
             return _produce_size(vm, frame, ins, run, tensor, shadow)
+        producer = _producer(frame, ins, decides)
+        if producer is not None:
+            return _produce(vm, frame, ins, run, producer, shadow)
     if not shadow:
         result = run(vm, frame, ins)
         if name in info.RETURNS:
