@@ -165,3 +165,30 @@ def test_sizes_an_instruction_receives_stay_symbolic():
         x = torch.randn(*shape)
         assert_same(traced(x), sizes_through_python_code(x))
     assert backend.compiles == 1
+
+
+def _function_names(module_name):
+    """The names of every function and method defined in a module's source."""
+    import importlib
+    import types
+
+    module = importlib.import_module(module_name)
+    with open(module.__file__, encoding="utf-8") as f:
+        todo, names = [compile(f.read(), module.__file__, "exec")], set()
+    while todo:
+        code = todo.pop()
+        names.add(code.co_name)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
+def test_every_step_the_receivers_know_exists():
+    # receivers.py names the host functions that hand a value up; a rename
+    # would only make it answer "no" (a guard or a break), never a wrong
+    # result, but it would lose graphs silently: the names must exist
+    from pyinterp.capture.values import receivers
+
+    steps = receivers._HANDS_UP | receivers._GENERATOR_STEPS | receivers._FOR_ITER \
+        | {receivers._ENTRY, (receivers._VM, "loop"), (receivers._VM, "resume")}
+    missing = [(m, n) for m, n in sorted(steps) if n not in _function_names(m)]
+    assert missing == []
