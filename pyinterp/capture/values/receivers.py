@@ -35,9 +35,12 @@ def _steps(*groups):
                      for module, *functions in groups for name in functions)
 
 
+# Wrappers around an instruction's handler: capture's variants, the
+# location tracker's step, debug mode's stack-effect check.
 _TRACKING_WRAPPERS = (
     ("capture.variants", "_run_variant", "_plain", "_run_tracking", "_run_tracking_move"),
     ("capture.values.tracked_ints", "step", "_run", "_generic", "_call"),
+    ("interp.vm", "checked", "checked_call"),
 )
 # Host functions that hand a callee's value up to the instruction that
 # pushes it (its handler, capture's wrappers of it, the call ladder and
