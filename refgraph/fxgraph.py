@@ -23,6 +23,10 @@ def _is_numpy_number(value):
     return numpy is not None and isinstance(value, (numpy.number, numpy.bool_))
 
 
+_PYTHON_DTYPES = {int: "int64", float: "float64", bool: "bool", complex: "complex128"}
+"""The dtype each Python scalar type stands for as a torch op's argument."""
+
+
 class Unrepresentable(Exception):
     """An op argument or result the graph cannot hold; carries a break kind."""
 
@@ -147,6 +151,10 @@ class GraphRecorder:
             return value
         if isinstance(value, tuple) and hasattr(value, "_fields"):
             return tuple(self.map_arg(v) for v in value)
+        if tp is type and value in _PYTHON_DTYPES:
+            # torch.tensor(0, dtype=int): torch's argument parser reads a
+            # Python scalar type as the dtype it stands for
+            return getattr(torch, _PYTHON_DTYPES[value])
         raise Unrepresentable("unsupported-value",
                               "a %s argument to a torch op" % tp.__qualname__)
 

@@ -23,6 +23,12 @@ scalars by value), as deep as the operation looks:
     fixes (one guarded by its type only) is a break, unless it compares by
     identity and is the only such object in the operation (``x == None``);
     so is a run-made object whose Python dunders C code would call unseen.
+``HASH``
+    it hashes a key and compares it with the stored keys of equal hash
+    (``in`` on a dict or a set): as ``VALUE``, but the only Python dunders
+    C code would call on a run-made key are ``__hash__`` and ``__eq__``
+    (``module in memo`` for an ``nn.Sequential``, whose Python ``__len__``
+    and ``__repr__`` no lookup calls).
 ``TEXT``
     it formats the values (``str(lst)``, f-strings): as ``VALUE``, and an
     outside object guarded by its type only is always a break (its repr
@@ -56,15 +62,19 @@ from ..interp.model.lookup import MISSING, lookup
 from ..refgraph.refgraph import _all_scalars
 
 Tensor = torch.Tensor
-REFS, ITEMS, VALUE, TEXT, ARGS = "refs", "items", "value", "text", "args"
+REFS, ITEMS, VALUE, HASH, TEXT, ARGS = "refs", "items", "value", "hash", "text", "args"
 _VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 _ITEM_VIEW = type({}.items())
 _PLAIN = frozenset({int, float, bool, str, bytes, complex, type(None), type(Ellipsis), range,
                     slice, type(NotImplemented)})
-# What C code may call on the items it compares, hashes, adds or formats.
-_NATIVE_CALLED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
-                  "__bool__", "__len__", "__iter__", "__repr__", "__str__", "__format__",
-                  "__index__", "__int__", "__float__")
+# What C code may call on the items it compares, adds, hashes or formats.
+_COMPARED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+             "__bool__", "__len__", "__iter__", "__index__", "__int__", "__float__")
+_NATIVE_CALLED = {
+    VALUE: _COMPARED,
+    HASH: ("__hash__", "__eq__"),
+    TEXT: _COMPARED + ("__repr__", "__str__", "__format__"),
+}
 
 
 def consume(cap, values, how=REFS, unchecked=()):
@@ -136,7 +146,7 @@ class _Walk:
             return
         self.seen.add(id(value))
         how = self.how
-        if how in (VALUE, TEXT) and not top and _python_dunder(tp):
+        if how in _NATIVE_CALLED and not top and _python_dunder(tp, _NATIVE_CALLED[how]):
             self.cap.break_graph("native-callback", "native code would call the Python "
                                  "methods of a %s" % tp.__name__)
             return
@@ -157,7 +167,7 @@ class _Walk:
         """An outside object guarded by its type only, read by C code: fine
         for an ``==`` or a hash by identity if it is the only one; else a break."""
         tp = type(value)
-        if self.how == VALUE and lookup(tp, "__eq__") is object.__eq__ \
+        if self.how in (VALUE, HASH) and lookup(tp, "__eq__") is object.__eq__ \
                 and lookup(tp, "__hash__") in (object.__hash__, None):
             self.identities.add(id(value))
             return
@@ -205,9 +215,9 @@ def _natively_iterated(value):
     return iter(value)  # a dict view
 
 
-def _python_dunder(tp):
+def _python_dunder(tp, names):
     return tp.__module__ != "builtins" and any(
-        needs_interpreter(lookup(tp, name)) for name in _NATIVE_CALLED)
+        needs_interpreter(lookup(tp, name)) for name in names)
 
 
 # -- methods of the builtin containers ---------------------------------------------

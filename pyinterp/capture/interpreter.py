@@ -39,7 +39,7 @@ import attrs
 import torch
 
 from ..interp.model import attributes, containers, operators, text
-from ..interp import calls
+from ..interp import calls, generators
 from .partial import hybrid
 from .values import arrays, float_builtins, float_text, scalars, tracked_ints
 from .graphmend import speculate
@@ -47,7 +47,7 @@ from .torchfiles import is_torch_function
 from . import (autograd_functions, callbacks, checkpointing, consumers, grad_hooks,  # noqa: F401
                lazy_modules, legacy_tensors, numpy_calls, rules, scripted,
                tensor_setters)  # (checkpointing: its interception)
-from .consumers import CONSUMERS, ITEMS, REFS, TEXT, VALUE
+from .consumers import CONSUMERS, HASH, ITEMS, REFS, TEXT, VALUE
 from .special_calls import captured_call, deferred, is_deferred
 from .state import RecordingMode
 from .variants import captured_instructions
@@ -304,14 +304,15 @@ class CaptureInterpreter(Interpreter):
             self._read_len(container)
 
     def contains(self, container, item):
-        """``item in container``: a hashed lookup in an outside dict or set
-        is guarded as such; a sequence compares the item with its items
-        natively (:data:`.consumers.VALUE`)."""
+        """``item in container``: a hashed lookup in a dict or set hashes
+        the item (:data:`.consumers.HASH`; in an outside one it is guarded as
+        such); a sequence compares the item with its items natively
+        (:data:`.consumers.VALUE`)."""
         cap = self.capture
         if cap.breaks.active and not issubclass(type(container), Tensor) \
                 and not needs_interpreter(lookup(type(container), "__contains__")):
             if issubclass(type(container), (dict, set, frozenset)) and _hashable(item):
-                consumers.consume(cap, (), VALUE, unchecked=(item,))
+                consumers.consume(cap, (), HASH, unchecked=(item,))
                 result = containers.contains(self, container, item)
                 if cap.breaks.active and self.refgraph.is_outside(container):
                     self.refgraph.read_contains(container, item, result, cap.site())
@@ -826,6 +827,10 @@ class CaptureInterpreter(Interpreter):
         owner = getattr(fn, "__self__", None)
         if owner is not None and calls.METHOD_LOOKASIDES.get((type(owner), fn.__name__)):
             return calls.call(self, fn, args, kwargs)
+        if type(owner) in _DRIVEN_TYPES and generators.driver_vm(owner) is self:
+            # gen.close()/throw()/send() of a generator this run interprets:
+            # its driver resumes the frame here, watched by this capture
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         watch = callbacks.Watch(judge=judge)  # (judge None: any Python frame)
         cap.interp.opaque += 1
         try:
@@ -914,6 +919,7 @@ class CaptureInterpreter(Interpreter):
 # modules (identity-guarded; object.__new__(cls) only reads the type).
 _OBJECT_GETATTRIBUTE = object.__getattribute__
 _PASSIVE_ARGUMENTS = (Tensor, type, types.FunctionType, types.ModuleType)
+_DRIVEN_TYPES = (types.GeneratorType, types.CoroutineType)
 
 
 def _name_of(fn):
@@ -1051,6 +1057,10 @@ def _native_read(obj, name):
     read itself is guarded; otherwise the interpreted getter's reads are)."""
     if issubclass(type(obj), type):
         plan = attributes._plans.get((obj, name, "cls"), attributes._plans)
+        if getattr(plan, "native_first", False):
+            # A metaclass __getattr__ (3.11's EnumType) serves only the
+            # names that the native lookup does not find.
+            return lookup(obj, name) is not MISSING or lookup(type(obj), name) is not MISSING
         return plan is attributes.NATIVE
     plan = attributes._plans.get((type(obj), name, "get"), attributes._plans)
     if plan is attributes.NATIVE:

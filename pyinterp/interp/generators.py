@@ -207,7 +207,10 @@ def _forward_throw(vm, frame, exc):
             close = getattr(sub, "close", None)
             if close is not None:
                 try:
-                    vm.call(close, ())
+                    if driver_vm(sub) is vm:
+                        close()  # (its driver runs its frame interpreted)
+                    else:
+                        vm.call(close, ())
                 except BaseException as e:
                     exc = e
         else:
@@ -254,6 +257,10 @@ def _forward_throw(vm, frame, exc):
         exc = None
 
 
+_DRIVER_CODES = frozenset({_generator_driver.__code__, _coroutine_driver.__code__,
+                           _iterable_coroutine_driver.__code__})
+
+
 CLOSE_SKIPS_PLAIN_YIELDS = sys.version_info >= (3, 13)
 """3.13: ``close()`` of a generator suspended at a ``yield`` outside any
 ``try``/``with`` (its ``RESUME`` says exception depth 1) finishes it
@@ -267,6 +274,19 @@ def _at_plain_yield(frame):
     return False
 
 
+def driver_vm(obj):
+    """The interpreter that runs ``obj``'s frame when ``obj`` is the driver
+    of an interpreted generator or coroutine (made by
+    :func:`start_generator`) and has not finished, else None.  Its
+    ``send``/``throw``/``close`` run that frame in that interpreter: for it
+    they are not native code."""
+    code = getattr(obj, "gi_code", None) or getattr(obj, "cr_code", None)
+    if code not in _DRIVER_CODES:
+        return None
+    host = getattr(obj, "gi_frame", None) or getattr(obj, "cr_frame", None)
+    return host.f_locals.get("vm") if host is not None else None
+
+
 def _throw_sub(vm, frame, sub, throw, exc):
     """``sub.throw(exc)`` for a frame delegating to ``sub``: as CPython's
     ``_gen_throw``, a generator or coroutine runs with the delegating frame
@@ -277,7 +297,7 @@ def _throw_sub(vm, frame, sub, throw, exc):
     frame.back = vm.top
     vm.top = frame
     try:
-        return vm.call(throw, (exc,))
+        return throw(exc) if driver_vm(sub) is vm else vm.call(throw, (exc,))
     finally:
         vm.top = frame.back
         frame.back = None  # (suspended again: see _step)

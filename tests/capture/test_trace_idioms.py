@@ -24,6 +24,16 @@ def no_breaks(fn, *args):
     pyinterp.trace(fn, fullgraph=True, backend=CountingBackend())(*args)
 
 
+def one_graph_serves_every_call(fn, arguments, calls=3):
+    """``fn`` on ``arguments(i)`` for each call ``i`` gives eager's results
+    and side effects: one capture, and every later call a graph hit."""
+    traced, counter = traced_counting(fn)
+    for i in range(calls):
+        run_both(traced, fn, *arguments(i))
+    assert counter.count == 1
+    assert_hits_ran_graph(counter, calls - 1)
+
+
 def the_break(fn, *args):
     """The only break of ``fn``: its record (kind, message, line)."""
     explanation = pyinterp.explain(fn, *args)
@@ -467,3 +477,111 @@ def test_random_int_arguments_are_guarded():
         expected = add_random_int_up_to(torch.zeros(1), n)
         random.seed(n)
         assert_same(traced(torch.zeros(1), n), expected)
+
+
+# -- model.device: next() of a generator over parameters ----------------------------
+class DeviceProperty(torch.nn.Module):
+    """transformers' ``ModuleUtilsMixin.device``: the first parameter's device."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(),
+                                        torch.nn.Sequential(torch.nn.Linear(4, 2)))
+
+    @property
+    def device(self):
+        return next(param.device for param in self.parameters())
+
+    @property
+    def dtype(self):
+        return next(p for p in self.parameters() if p.is_floating_point()).dtype
+
+    def forward(self, x):
+        return self.body(x.to(self.device, self.dtype)) + len(list(self.modules()))
+
+
+def test_next_of_a_generator_over_parameters_is_captured_whole():
+    """``next()`` leaves ``parameters()``'s ``yield from`` chain suspended;
+    closing it ran the interpreted generators through their C ``close``,
+    which was taken for Python run natively (a break per read of
+    ``.device``); ``named_modules``' ``module in memo`` on a set looked at
+    ``nn.Sequential``'s Python ``__len__`` and ``__repr__``, which no hashed
+    lookup calls (another break)."""
+    model = DeviceProperty()
+    no_breaks(model, fresh(2, 4))
+    one_graph_serves_every_call(model, lambda i: (fresh(2, 4, seed=i),))
+
+
+def _inner(log):
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append("inner closed")
+
+
+def _outer(log):
+    try:
+        yield from _inner(log)
+    finally:
+        log.append("outer closed")
+
+
+def first_of_a_delegating_generator(x, log):
+    gen = _outer(log)
+    first = next(gen)
+    gen.close()
+    log.append("after close")
+    return x * first
+
+
+def thrown_into_a_delegating_generator(x, log):
+    gen = _outer(log)
+    next(gen)
+    try:
+        gen.throw(KeyError("k"))
+    except KeyError as e:
+        log.append("caught %s" % e)
+    return x + 1
+
+
+@pytest.mark.parametrize("fn", [first_of_a_delegating_generator,
+                                thrown_into_a_delegating_generator])
+def test_close_and_throw_reach_the_delegated_generator_in_order(fn):
+    """The ``finally`` blocks of the inner and outer generators run in
+    eager's order, on the capture and replayed on hits, with no break."""
+    no_breaks(fn, fresh(3), [])
+    one_graph_serves_every_call(fn, lambda i: (fresh(3, seed=i), []))
+
+
+def test_a_set_lookup_of_an_object_with_a_python_hash_is_still_a_break():
+    """A hashed lookup calls only ``__hash__`` and ``__eq__``: an object
+    whose ``__hash__`` is Python code run natively stays a break."""
+
+    class Key:
+        def __init__(self, n):
+            self.n = n
+
+        def __hash__(self):
+            return hash(self.n)
+
+        def __eq__(self, other):
+            return isinstance(other, Key) and other.n == self.n
+
+    def look(x, keys):
+        return x + 1 if Key(1) in keys else x - 1
+
+    reason = the_break(look, fresh(2), {Key(1)})
+    assert reason.kind == "native-callback" and "Key" in reason.message
+
+
+# -- dtype=int: a Python scalar type as a dtype --------------------------------------
+def python_types_as_dtypes(x):
+    count = torch.tensor(0, dtype=int)  # (transformers' StaticCache)
+    flags = torch.zeros(2, dtype=bool)
+    return x.to(float) + count, flags.to(int) + 1, torch.ones(2, dtype=complex)
+
+
+def test_python_scalar_types_as_dtypes_are_captured():
+    no_breaks(python_types_as_dtypes, fresh(2))
+    one_graph_serves_every_call(python_types_as_dtypes, lambda i: (fresh(2, seed=i),))
