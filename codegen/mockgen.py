@@ -17,10 +17,12 @@ Values are planned twice: :func:`graph_outputs` first finds the tensors the
 mock needs from the graph (the graph's outputs), then :class:`MockBuilder`
 emits the code.
 """
-import attrs
-
+import enum
+import sys
 import types
 from collections import OrderedDict
+
+import attrs
 
 from ..refgraph.expr import Build, Call, GetAttr, GetItem, Local, Obj, const, is_literal
 from ..refgraph.fxgraph import Unrepresentable
@@ -32,24 +34,52 @@ _IMMUTABLE_LEAVES = (int, float, bool, str, bytes, complex, type(None), type(Ell
 
 
 def rebuild_object(cls, state, items=None):
-    """A new ``cls`` instance with ``state`` as its attributes (and ``items``
-    for a dict subclass), made without calling ``__init__``: how the mock
-    recreates objects (dataclasses, ``ModelOutput``) that the traced run
+    """A new ``cls`` instance with ``state`` as its attributes (and
+    ``items``: the keys and values of a dict subclass, the items of a
+    list, tuple, set or frozenset subclass), made without calling
+    ``__init__``: how the mock recreates objects (dataclasses,
+    ``ModelOutput``, a ``StoppingCriteriaList``) that the traced run
     created."""
-    obj = cls.__new__(cls)
+    base = _layout_base(cls)
+    if base is tuple or base is frozenset:
+        obj = base.__new__(cls, items or ())  # (immutable: the items go in at birth)
+    else:
+        obj = cls.__new__(cls)
     if state:
         try:  # (its dict at C level: a Python __getattribute__ does not run)
             object.__getattribute__(obj, "__dict__").update(state)
         except AttributeError:  # __slots__
             for name, value in state.items():
                 object.__setattr__(obj, name, value)
-    if items:
-        # The item store of the first builtin mapping in the MRO: bypasses
-        # overrides (ModelOutput.__setitem__) and keeps an OrderedDict's order.
-        setitem = next(b.__setitem__ for b in cls.__mro__ if b in (OrderedDict, dict))
+    if items and (base is dict or base is OrderedDict):
+        # The item store of the builtin mapping: bypasses overrides
+        # (ModelOutput.__setitem__) and keeps an OrderedDict's order.
+        setitem = base.__setitem__
         for key, value in items.items():
             setitem(obj, key, value)
+    elif items and base is list:
+        list.extend(obj, items)
+    elif items and base is set:
+        set.update(obj, items)
     return obj
+
+
+def _layout_base(tp):
+    """The first class in ``tp``'s MRO that Python code did not define:
+    the C type whose layout its instances have (``object`` for a plain
+    class, ``list`` for a ``list`` subclass)."""
+    for base in tp.__mro__:
+        if not base.__flags__ & _HEAPTYPE:
+            return base
+    return object
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+# The C bases whose whole state rebuild_object restores (the items, the
+# instance dict); a subclass of any other (a deque, a defaultdict, an
+# exception, str) keeps state there that it would lose.
+_REBUILT_BASES = (object, dict, OrderedDict, list, tuple, set, frozenset,
+                  types.SimpleNamespace)
 
 
 @attrs.define
@@ -102,6 +132,9 @@ class Walker:
             return "method"
         if _is_constant(value):
             return "constant"
+        if issubclass(tp, enum.Enum):  # (a member no one can make anew)
+            raise Unrepresentable("unsupported-value", "the result holds a member of %s, "
+                                  "a class the traced run defined" % tp.__qualname__)
         if tp in (tuple, list, dict, set, frozenset):
             return "container"
         if issubclass(tp, tuple) and hasattr(tp, "_fields"):
@@ -125,6 +158,8 @@ class Walker:
             return list(value)
         if kind == "object":
             state, items = _object_state(value)
+            if type(items) is list:
+                return list(state.values()) + items
             return list(state.values()) + list(items.values()) + list(items.keys())
         return []
 
@@ -231,7 +266,9 @@ class MockBuilder:
         state, items = _object_state(value)
         args = [Obj(tp, tp.__qualname__),
                 Build("dict", tuple((const(k), self.value(v)) for k, v in state.items()))]
-        if items:
+        if type(items) is list:
+            args.append(Build("tuple", self._items(items)))
+        elif items:
             args.append(Build("dict", tuple((self.value(k), self.value(v))
                                             for k, v in items.items())))
         return Call(Obj(rebuild_object, "rebuild_object"), tuple(args))
@@ -348,10 +385,24 @@ def _is_constant(value):
         return True
     if getattr(type(value), "_pyinterp_constant", False):
         return True
+    if issubclass(type(value), enum.Enum):
+        # A member is a singleton of its class: the same object on every
+        # call, held as it is, when the class is the module's own.
+        tp = type(value)
+        module = sys.modules.get(tp.__module__)
+        return module is not None and _qualified(module, tp.__qualname__) is tp
     if type(value) is types.FunctionType:
         return value.__closure__ is None and is_literal(value.__defaults__ or ()) \
             and not value.__kwdefaults__
     return False
+
+
+def _qualified(module, qualname):
+    obj = module
+    for part in qualname.split("."):
+        d = getattr(obj, "__dict__", None)  # (its own namespace: no __getattr__ runs)
+        obj = d.get(part) if d is not None else None
+    return obj
 
 
 def _rebuildable(value):
@@ -363,6 +414,8 @@ def _rebuildable(value):
         return False
     if issubclass(tp, (types.FunctionType, types.ModuleType, type, types.GeneratorType,
                        types.CoroutineType, types.MethodType)):
+        return False
+    if _layout_base(tp) not in _REBUILT_BASES:
         return False
     return has_dict or bool(getattr(tp, "__slots__", ()))
 
@@ -385,5 +438,11 @@ def _object_state(value):
                     state[slot] = object.__getattribute__(value, slot)
                 except AttributeError:
                     pass
-    items = dict(dict.items(value)) if issubclass(type(value), dict) else {}
+    base = _layout_base(type(value))
+    if base is dict or base is OrderedDict:
+        items = dict(dict.items(value))
+    elif base in (list, tuple, set, frozenset):
+        items = list(base.__iter__(value))  # (C level: a Python __iter__ does not run)
+    else:
+        items = {}
     return state, items

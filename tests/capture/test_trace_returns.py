@@ -2,6 +2,7 @@
 identities as eager, on the first call and on hits."""
 import collections
 import dataclasses
+import enum
 
 import pytest
 
@@ -422,3 +423,156 @@ def test_dict_keyed_by_argument_identity():
     for i in range(CALLS):
         x = fresh(2, seed=i)
         assert traced(x, {id(x): "found"})[1] == "found"
+
+
+# -- enum members: the same singleton on every call ------------------------------
+class Mode(str, enum.Enum):
+    GREEDY = "greedy"
+    SAMPLE = "sample"
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+class Config:
+    do_sample = False
+
+    def mode(self):  # (transformers' GenerationConfig.get_generation_mode)
+        if self.do_sample:
+            return Mode.SAMPLE
+        return Mode.GREEDY
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x + 1, Color.RED),
+    lambda x: {"c": Color(2), "m": [Mode.GREEDY, Mode("sample")], "y": x * 2},
+    lambda x: (x - 1, Config().mode()),
+], ids=["attribute", "by_value", "method"])
+def test_enum_members_are_returned_as_the_same_objects(fn):
+    """An enum member the run reads (on 3.11 through ``EnumType``'s Python
+    ``__getattr__``) is the same object on every call: a hit once rebuilt a
+    new member with ``__new__`` and raised TypeError."""
+    traced, counter = traced_counting(fn)
+    for i in range(CALLS):
+        actual = run_both(traced, fn, fresh(2, seed=i))
+        expected = fn(fresh(2, seed=i))
+        assert [id(m) for m in _members(actual)] == [id(m) for m in _members(expected)] != []
+    assert counter.count == 1 and counter.runs == CALLS - 1
+
+
+def _members(value):
+    """The enum members in ``value``, depth first."""
+    if isinstance(value, enum.Enum):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [m for item in value for m in _members(item)]
+    return []
+
+
+def test_an_enum_member_follows_the_class_attribute_it_was_read_from():
+    """The member is guarded where it was read: a changed config changes it."""
+    config = Config()
+    traced = pyinterp.trace(lambda c: c.mode(), backend="eager")
+    assert traced(config) is Mode.GREEDY and traced(config) is Mode.GREEDY
+    config.do_sample = True
+    assert traced(config) is Mode.SAMPLE and traced(config) is Mode.SAMPLE
+
+
+def test_an_enum_class_the_run_defines_is_a_break_not_a_stale_member():
+    def make(x):
+        fresh_enum = enum.Enum("Fresh", "A B")
+        return x + 1, fresh_enum.A
+
+    explanation = pyinterp.explain(make, fresh(2))
+    assert [r.kind for r in explanation.break_reasons] == ["unsupported-value"]
+    assert "Fresh" in explanation.break_reasons[0].message
+    traced = pyinterp.trace(make, backend="eager")
+    results = [traced(fresh(2)) for _ in range(CALLS)]
+    assert len({type(r[1]) for r in results}) == CALLS  # a new class per call, as in eager
+
+
+# -- subclasses of builtin containers that the run makes ---------------------------
+class Criteria(list):
+    """transformers' ``StoppingCriteriaList``: a list subclass."""
+
+
+class Noted(list):
+    def __init__(self, items):
+        super().__init__(items)
+        self.note = "kept"
+
+
+class Tags(set):
+    pass
+
+
+class FrozenTags(frozenset):
+    pass
+
+
+class Pair(tuple):
+    pass
+
+
+class Window(collections.deque):
+    pass
+
+
+class Defaulting(collections.defaultdict):
+    pass
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: Criteria([x + 1, 2]),
+    lambda x: (Noted([x * 2, "s"]), Criteria()),
+    lambda x: (x - 1, Tags({1, 2, "a"})),
+    lambda x: (x - 1, FrozenTags({3, 4})),
+    lambda x: Pair((x * 3, 2)),
+    lambda x: {"crit": Criteria([Criteria([x + 1]), Pair(())])},
+], ids=["list", "list_with_attributes", "set", "frozenset", "tuple", "nested"])
+def test_the_runs_container_subclasses_keep_their_items(fn):
+    """A list/set/tuple subclass the run made is rebuilt with its items on
+    every hit (they were dropped: a ``StoppingCriteriaList`` came back empty
+    and ``generate`` never stopped)."""
+    traced, counter = traced_counting(fn)
+    for i in range(CALLS):
+        actual = run_both(traced, fn, fresh(2, seed=i))
+        expected = fn(fresh(2, seed=i))
+        assert _items(actual) == _items(expected)
+    assert counter.count == 1 and counter.runs == CALLS - 1
+
+
+def _items(value):
+    """Types and items all the way down (tensors by their values)."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", value.tolist())
+    if isinstance(value, dict):
+        return (type(value), [(k, _items(v)) for k, v in value.items()])
+    if isinstance(value, (set, frozenset)):
+        return (type(value), sorted(map(repr, value)))
+    if isinstance(value, (list, tuple)):
+        return (type(value), [_items(v) for v in value], vars(value) if hasattr(value, "__dict__")
+                else None)
+    return value
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: Window([x, 1], maxlen=3),
+    lambda x: Defaulting(list, {"a": x + 1}),
+    lambda x: (x, KeyError("missing", 3)),
+], ids=["deque", "defaultdict", "exception"])
+def test_a_subclass_with_state_in_its_c_base_is_not_rebuilt(fn):
+    """A deque's items and maxlen, a defaultdict's factory, an exception's
+    args live in the C base, which rebuilding would lose: the result is
+    made by running the function natively, with the reason in explain."""
+    explanation = pyinterp.explain(fn, fresh(2))
+    assert [r.kind for r in explanation.break_reasons] == ["unsupported-value"], str(explanation)
+    traced = pyinterp.trace(fn, backend="eager")
+    for i in range(CALLS):
+        actual, expected = traced(fresh(2, seed=i)), fn(fresh(2, seed=i))
+        assert type(actual) is type(expected)
+        assert repr(actual) == repr(expected)

@@ -106,7 +106,9 @@ def _descriptor_plan(attr, owner_type):
 
 
 def _with_hook(inner, hook, getattribute):
-    """Run ``inner``; on AttributeError call the Python ``__getattr__``."""
+    """Run ``inner``; on AttributeError call the Python ``__getattr__``.
+    The plan's ``native_first`` says whether ``inner`` is the native lookup
+    (then a name it finds is read without running Python code)."""
 
     def run(vm, obj, name):
         try:
@@ -119,6 +121,7 @@ def _with_hook(inner, hook, getattribute):
         # __getattr__, so it is not the exception being handled.
         return call_special(vm, hook, obj, name)
 
+    run.native_first = inner is NATIVE
     return run
 
 
