@@ -1716,3 +1716,23 @@ class RandomAfterPrint(nn.Module):
         h = self.fc(x)
         print(f"max {h.max().item():.3f}")
         return h * (0.5 + random.random())
+
+
+@case("more_idioms", "device_property", "Hugging Face's model.device / model.dtype "
+      "(next() over self.parameters()) and torch.tensor(0, dtype=int)", rows)
+class DeviceProperty(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(DIM, DIM), nn.ReLU(), nn.Linear(DIM, DIM))
+
+    @property
+    def device(self):
+        return next(param.device for param in self.parameters())
+
+    @property
+    def dtype(self):
+        return next(p for p in self.parameters() if p.is_floating_point()).dtype
+
+    def forward(self, x):
+        steps = torch.tensor(len(list(self.modules())), dtype=int, device=self.device)
+        return self.body(x.to(self.device, self.dtype)) * steps.to(self.dtype)

@@ -29,3 +29,20 @@ def test_both_systems_generate_eagers_tokens_through_graphs():
         assert run.compiles == 2, system  # prefill and decode step
         assert run.warm_calls == NEW_TOKENS, system
         assert run.warm_s > 0 and run.first_s > 0
+
+
+def test_the_whole_generate_row_reports_real_counts():
+    """``benchmarks/generation_whole.py``: ``trace(model.generate)`` on one
+    tiny case gives eager's tokens on every call, settles, and its counts
+    are the table's."""
+    import generation_whole
+
+    row = generation_whole.run_row("llama", "dynamic", 1, NEW_TOKENS, calls=6, repeats=1,
+                                   backend="eager")
+    cells = dict(zip(generation_whole.HEADERS, row))
+    assert cells["tokens = eager"] == "yes", cells
+    settled = int(cells["settled after"].split()[0])
+    assert settled <= 5, cells
+    assert int(cells["graph calls (last)"].split()[0]) >= NEW_TOKENS, cells
+    breaks, sites = cells["breaks (sites)"].replace("(", "").replace(")", "").split()
+    assert int(breaks) == NEW_TOKENS + 1 and int(sites) == 2, cells  # a step's stop test, and one more

@@ -135,3 +135,39 @@ def test_cache_of_a_type_we_do_not_model_breaks_and_names_it():
     for entry in entries:
         assert any("deque.append()" in reason and "opaque-native-call" in reason
                    for reason in entry.break_reasons), entry.break_reasons
+
+
+@pytest.mark.parametrize("family,cache,sample", [
+    ("llama", "dynamic", False),
+    ("gpt2", "static", True),
+])
+def test_generate_traced_as_a_whole_gives_eagers_tokens_on_every_call(family, cache, sample):
+    """``pyinterp.trace(model.generate)`` (issue 20's stretch): the decoding
+    loop breaks once per step (``bool(unfinished.max() == 0)`` decides on
+    tensor data), so ``generate`` and ``_sample`` run in the interpreter
+    and their callees (the forward, the input preparation) through traced
+    wrappers.  Tokens equal eager's on every call, once every callee has an
+    entry (the fourth call).  Found with it: a hit rebuilt the run's
+    ``StoppingCriteriaList`` (a list subclass) without its items, so
+    ``generate`` never stopped; and 3.11's ``EnumType.__getattr__`` hid
+    where ``GenerationMode.GREEDY_SEARCH`` was read, so a hit made a new
+    member and raised TypeError."""
+    model = _model(family)
+    kwargs = dict(max_new_tokens=NEW_TOKENS, do_sample=sample, pad_token_id=0)
+    if cache == "static":
+        kwargs["cache_implementation"] = "static"
+    backend = CountingCalls()
+    generate = pyinterp.trace(model.generate, backend=backend)
+    with torch.no_grad():
+        for seed in range(5):
+            ids = torch.randint(3, 128, (2, 6), generator=torch.Generator().manual_seed(seed % 2))
+            torch.manual_seed(seed)
+            expected = model.generate(ids, **kwargs)
+            torch.manual_seed(seed)
+            before = backend.calls
+            actual = generate(ids, **kwargs)
+            assert torch.equal(actual, expected), seed
+    assert backend.calls - before >= NEW_TOKENS  # (the last call: a graph per step at least)
+    explanation = pyinterp.explain(model.generate, ids, **kwargs)
+    assert {r.kind for r in explanation.break_reasons} == {"data-dependent-value"}, \
+        str(explanation)
