@@ -134,6 +134,10 @@ BACKWARD_JUMPS = for_running({
 RETURNS = for_running({ALL: ("RETURN_VALUE",), SINCE_312: ("RETURN_CONST",)})
 """The instructions that return from the frame."""
 
+CALLS = for_running({ALL: ("CALL", "CALL_FUNCTION_EX"), SINCE_313: ("CALL_KW",)})
+"""The instructions that call a callable (3.11/3.12 ``CALL`` takes keyword
+arguments through ``KW_NAMES`` first)."""
+
 BLOCK_ENDS = RETURNS | for_running({ALL: ("RAISE_VARARGS", "RERAISE")})
 """The instructions after which control never reaches the next one nor a
 jump target: they return or raise."""

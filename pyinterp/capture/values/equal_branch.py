@@ -20,12 +20,12 @@ Records (:class:`~..state.Capture`): owns none; reads ``interp``,
 """
 import torch
 
+from ...opcodes import info
 from ...refgraph.fxgraph import Unrepresentable
 from .data_decisions import bool_tensor, next_is_branch
 from .scalars import BRANCHES
 
 _EQUALS = frozenset({torch.equal, torch.Tensor.equal})
-_CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION_EX"})
 
 
 def produce(cap, func, args, kwargs):
@@ -41,7 +41,7 @@ def produce(cap, func, args, kwargs):
     if frame is None:
         return None
     ins = frame.instructions[frame.lasti]
-    if ins.opname not in _CALLS:
+    if ins.opname not in info.CALLS:
         return None
     following = vm.variant(frame.code)
     if ins.index + 1 < len(following) and following[ins.index + 1].opname == "TO_BOOL" \

@@ -621,7 +621,7 @@ def _step(vm, frame, ins):
                 stack[-1] = truth if truth is not None \
                     else sizes.decide(stack[-1].sym, stack[-1])
         return False
-    if name in _CALLS:
+    if name in info.CALLS:
         _call(cap, sizes, frame, ins)
         return False
     if name in _TOP_FRAME_EXITS:
@@ -801,8 +801,6 @@ def _decided(sizes, relation, *operands):
 
 
 # -- calls ---------------------------------------------------------------------------
-_CALLS = info.for_running({info.ALL: ("CALL", "CALL_FUNCTION_EX"),
-                           info.SINCE_313: ("CALL_KW",)})
 
 
 def _call(cap, sizes, frame, ins):

@@ -465,8 +465,6 @@ def _size_producer(frame, ins, decides=False):
 
 
 _RETURN_DEPTH = 8  # (callers followed up from a frame that makes such an int)
-_CALLS = info.for_running({info.ALL: ("CALL", "CALL_FUNCTION_EX"),
-                           info.SINCE_313: ("CALL_KW",)})
 
 
 def _may_return(frame, kinds, decides):
@@ -485,7 +483,7 @@ def _may_return(frame, kinds, decides):
     if kinds[0] is not receivers.INSTRUCTION or back is None:
         return False
     call = back.instructions[back.lasti]
-    return call.opname in _CALLS and flows_only_to_size_uses(
+    return call.opname in info.CALLS and flows_only_to_size_uses(
         back.code, call.index, len(back.stack) + 1, back.stack, decides,
         leaves=_may_return(back, kinds[1:], decides))
 
