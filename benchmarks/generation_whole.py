@@ -74,7 +74,7 @@ def main(argv=None):
     parser.add_argument("--caches", default="dynamic,static")
     parser.add_argument("--batches", default="1")
     parser.add_argument("--new-tokens", type=int, default=8)
-    parser.add_argument("--calls", type=int, default=6, help="calls before timing (default 6)")
+    parser.add_argument("--calls", type=int, default=8, help="calls before timing (default 8)")
     parser.add_argument("--repeat", type=int, default=5, help="timed warm calls per side")
     parser.add_argument("--backend", default="eager", choices=["eager", "inductor"])
     parser.add_argument("--threads", type=int, default=1)

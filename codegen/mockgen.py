@@ -18,6 +18,7 @@ mock needs from the graph (the graph's outputs), then :class:`MockBuilder`
 emits the code.
 """
 import enum
+import struct
 import sys
 import types
 from collections import OrderedDict
@@ -67,14 +68,33 @@ def rebuild_object(cls, state, items=None):
 def _layout_base(tp):
     """The first class in ``tp``'s MRO that Python code did not define:
     the C type whose layout its instances have (``object`` for a plain
-    class, ``list`` for a ``list`` subclass)."""
+    class, ``list`` for a ``list`` subclass, ``deque`` for a ``deque``
+    subclass)."""
     for base in tp.__mro__:
-        if not base.__flags__ & _HEAPTYPE:
+        if not _python_defined(base):
             return base
     return object
 
 
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+def _python_defined(cls):
+    """True for a class made by a ``class`` statement.  A heap type that
+    Python can change (3.12+ makes some C types, ``deque`` and
+    ``defaultdict`` among them, heap types too, but immutable ones), whose
+    instances have its base's layout plus at most the instance dict, the
+    weak reference list and its own ``__slots__``."""
+    flags = cls.__flags__
+    if not flags & _HEAPTYPE or flags & _IMMUTABLETYPE or cls.__base__ is None:
+        return False
+    slots = cls.__dict__.get("__slots__", ())
+    added = cls.__basicsize__ - cls.__base__.__basicsize__ \
+        - _POINTER * (1 if isinstance(slots, str) else len(slots))
+    return 0 <= added <= 2 * _POINTER
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: allocated at run time
+_IMMUTABLETYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: no attribute may be set on it
+_POINTER = struct.calcsize("P")
+
 # The C bases whose whole state rebuild_object restores (the items, the
 # instance dict); a subclass of any other (a deque, a defaultdict, an
 # exception, str) keeps state there that it would lose.

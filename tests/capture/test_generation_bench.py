@@ -37,12 +37,12 @@ def test_the_whole_generate_row_reports_real_counts():
     are the table's."""
     import generation_whole
 
-    row = generation_whole.run_row("llama", "dynamic", 1, NEW_TOKENS, calls=6, repeats=1,
+    row = generation_whole.run_row("llama", "dynamic", 1, NEW_TOKENS, calls=8, repeats=1,
                                    backend="eager")
     cells = dict(zip(generation_whole.HEADERS, row))
     assert cells["tokens = eager"] == "yes", cells
     settled = int(cells["settled after"].split()[0])
-    assert settled <= 5, cells
+    assert settled <= 7, cells  # (3.11: 5; 3.12+: 6)
     assert int(cells["graph calls (last)"].split()[0]) >= NEW_TOKENS, cells
     breaks, sites = cells["breaks (sites)"].replace("(", "").replace(")", "").split()
     assert int(breaks) == NEW_TOKENS + 1 and int(sites) == 2, cells  # a step's stop test, and one more
