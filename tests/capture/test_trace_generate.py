@@ -164,21 +164,13 @@ def test_generate_traced_as_a_whole_gives_eagers_tokens_on_every_call(family, ca
         for seed, ids in enumerate(prompts):
             torch.manual_seed(seed)
             expected.append(model.generate(ids, **kwargs))
-        # The traced wrappers of generate's callees (_sample, the input
-        # preparation) are one per function for the whole process, with one
-        # cache_limit: start from empty ones, as a fresh process would.
-        pyinterp.reset()
         backend = CountingCalls()
         generate = pyinterp.trace(model.generate, backend=backend)
         for seed, ids in enumerate(prompts):
             torch.manual_seed(seed)
             before = backend.calls
             assert torch.equal(generate(ids, **kwargs), expected[seed]), seed
-    if (family, cache) == ("llama", "dynamic"):
-        # (On 3.12, after another model's generate was traced in the same
-        # process, the gpt2 sampling row settles later than 8 calls: an
-        # open finding, see docs/benchmarks.md.)
-        assert backend.calls - before >= NEW_TOKENS  # (the last call: a graph per step)
+    assert backend.calls - before >= NEW_TOKENS  # (the last call: a graph per step at least)
     explanation = pyinterp.explain(model.generate, ids, **kwargs)
     assert {r.kind for r in explanation.break_reasons} == {"data-dependent-value"}, \
         str(explanation)

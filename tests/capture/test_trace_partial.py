@@ -128,6 +128,26 @@ def test_resume_function_is_cached_and_reused():
     assert backend.compiled == compiled, "same inputs: every part is a cache hit"
 
 
+def test_two_traced_callables_of_one_function_keep_their_own_backends():
+    """The resume function after a split belongs to its traced callable:
+    a second ``trace`` of the same function (another model's ``generate``)
+    compiles its own resume graphs with its own backend.  (A process-wide
+    cache once handed the second the first one's wrapper: its graphs were
+    compiled and counted by the first backend.)"""
+    first, second = Counting(), Counting()
+    traced_first = pyinterp.trace(break_in_callee, backend=first)
+    traced_second = pyinterp.trace(break_in_callee, backend=second)
+    x = _x(1)
+    for _ in range(3):
+        torch.testing.assert_close(traced_first(x), break_in_callee(x))
+    runs_of_first = first.runs
+    for _ in range(3):
+        torch.testing.assert_close(traced_second(x), break_in_callee(x))
+    assert first.runs == runs_of_first, "the second callable ran the first's graphs"
+    assert second.compiled == first.compiled >= 2  # (before the split, and the resume function)
+    assert second.runs == runs_of_first
+
+
 def test_log_breaks_switch_logs_each_break_with_its_line(caplog):
     pyinterp.log_breaks(True)
     try:

@@ -37,6 +37,10 @@ class Callees:
     def __init__(self, wrap):
         self.wrap = wrap
         self._wrappers = {}  # id(function or class) -> (it, its wrapper)
+        # (code, split point, stack depth, locals) -> the resume function's
+        # traced wrapper: one per traced callable, with its backend and
+        # options (a second traced callable of the same code has its own)
+        self.resumes = {}
 
     def route(self, fn, traceable=None):
         """How to call ``fn`` through a traced wrapper: ``(wrapper, self)``,

@@ -31,7 +31,6 @@ in ``top.pre`` by :mod:`..variants`.
 """
 import sys
 import types
-import weakref
 
 from ...codegen import backends
 from ...codegen.mockgen import MockBuilder, Walker, graph_outputs
@@ -46,9 +45,6 @@ from .callees import NO_SELF
 SPLIT_POINTS = frozenset({"CALL"})
 """The instructions a break can split at (the capture snapshots its
 pre-state only before these)."""
-# Resume functions' traced wrappers by (code, split point), alive as long as
-# a mock calls them (each checked against its code: ids are reused).
-_resume_cache = weakref.WeakValueDictionary()
 
 
 class Unsupported(Exception):
@@ -137,7 +133,7 @@ def split_entry(cap, pre, in_callee, backend, callees):
     stack_exprs = [None if v is NULL else builder.value(v) for v in stack]
     local_exprs = [builder.value(v) for _, v in bound]
     n_after = len(below) + 1
-    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], callees.wrap)
+    resume = _resume_function(frame, ins, n_after, [name for name, _ in bound], callees)
     note = "# %s at %s:%s runs natively" % (ins.opname, code.co_filename, ins.lineno)
     mock, listing = call_then_resume(builder, stack_exprs, argc, pre.kw_names or (), n_after,
                                      resume, "resume_" + code.co_name, local_exprs, note)
@@ -173,18 +169,21 @@ def _localsplus(code):
     return code.co_varnames + code.co_cellvars + code.co_freevars
 
 
-def _resume_function(frame, ins, n_stack, local_names, wrap):
+def _resume_function(frame, ins, n_stack, local_names, callees):
     """``resume(stack..., locals...)``: ``frame``'s code entered after
     ``ins`` (bytecode from :func:`pyinterp.codegen.resume.resume_code`),
-    as a traced function."""
+    as a traced function, made once per traced callable (``callees``: its
+    callees' wrappers), so each recapture of that callable reuses it and
+    its cache.  Another traced callable of the same code gets its own, with
+    its own backend (a process-wide cache once handed one the other's)."""
     code = frame.code
     key = (id(code), ins.index, n_stack, tuple(local_names))
-    cached = _resume_cache.get(key)
+    cached = callees.resumes.get(key)
     if cached is not None and cached.__dict__.get("resumes") is code:
         return cached
     new_code = resume_code(code, ins.index, ins.lineno, n_stack, local_names)
     fn = types.FunctionType(new_code, frame.globals, code.co_name)
-    traced = wrap(fn)
+    traced = callees.wrap(fn)
     traced.__dict__["resumes"] = code
-    _resume_cache[key] = traced
+    callees.resumes[key] = traced
     return traced
