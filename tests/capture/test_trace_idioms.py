@@ -6,12 +6,13 @@ and outputs over several calls (a capture, then cache hits), or is a break
 that says why.
 """
 import random
+import sys
 import warnings
 
 import pytest
 
-from trace_support import (CountingBackend, assert_hits_ran_graph, assert_same, fresh,
-                           line_of, run_both, traced_counting)
+from trace_support import (BENCHMARKS, CountingBackend, assert_hits_ran_graph, assert_same,
+                           fresh, line_of, run_both, traced_counting)
 
 torch = pytest.importorskip("torch")
 
@@ -480,26 +481,6 @@ def test_random_int_arguments_are_guarded():
 
 
 # -- model.device: next() of a generator over parameters ----------------------------
-class DeviceProperty(torch.nn.Module):
-    """transformers' ``ModuleUtilsMixin.device``: the first parameter's device."""
-
-    def __init__(self):
-        super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(),
-                                        torch.nn.Sequential(torch.nn.Linear(4, 2)))
-
-    @property
-    def device(self):
-        return next(param.device for param in self.parameters())
-
-    @property
-    def dtype(self):
-        return next(p for p in self.parameters() if p.is_floating_point()).dtype
-
-    def forward(self, x):
-        return self.body(x.to(self.device, self.dtype)) + len(list(self.modules()))
-
-
 def test_next_of_a_generator_over_parameters_is_captured_whole():
     """``next()`` leaves ``parameters()``'s ``yield from`` chain suspended;
     closing it ran the interpreted generators through their C ``close``,
@@ -507,9 +488,12 @@ def test_next_of_a_generator_over_parameters_is_captured_whole():
     ``.device``); ``named_modules``' ``module in memo`` on a set looked at
     ``nn.Sequential``'s Python ``__len__`` and ``__repr__``, which no hashed
     lookup calls (another break)."""
+    sys.path.insert(0, BENCHMARKS)
+    from real_world_cases import DIM, DeviceProperty  # (the benchmark's case)
+
     model = DeviceProperty()
-    no_breaks(model, fresh(2, 4))
-    one_graph_serves_every_call(model, lambda i: (fresh(2, 4, seed=i),))
+    no_breaks(model, fresh(2, DIM))
+    one_graph_serves_every_call(model, lambda i: (fresh(2, DIM, seed=i),))
 
 
 def _inner(log):
