@@ -8,9 +8,9 @@ For every (family, cache, batch) row of ``generation.py``'s tiny models:
 tokens), then warm calls of eager and of the traced ``generate`` are timed
 interleaved (``--repeat``, medians).  The decoding loop breaks once per
 step (``bool(unfinished.max() == 0)``, a decision on tensor data), so
-``generate`` and ``_sample`` run in the interpreter and their callees
-through traced wrappers: the table shows the calls until every step runs
-through a graph (*settled*: the first call whose graph calls are at least
+``generate`` and ``_sample`` run natively, their calls diverted to their
+callees' traced wrappers (``pyinterp/codegen/divert.py``): the table
+shows the calls until every step runs through a graph (*settled*: the first call whose graph calls are at least
 the steps and equal the next call's), the graph calls of the last call,
 the breaks that ``explain`` counts and where they are, and the warm time
 against eager's.  The issue's target: per-step graphs are hits and the

@@ -393,6 +393,19 @@ class Traced:
         return [entry_info(entry, _describe_guard, brief_failure, name_parameters)
                 for entry in self._entries]
 
+    def compiles_nothing(self):
+        """True when a call through this traced callable gains nothing over
+        calling the function itself: none of its entries holds a graph or
+        runs callees traced, and it has :data:`GRAPHLESS_ENTRIES` of them
+        or its cache is full (a helper of Python values, which a native
+        entry's frame may call thousands of times: :mod:`.partial.hybrid`
+        then calls it directly)."""
+        entries = self._entries.snapshot
+        for entry in entries:
+            if entry.run is not None or (entry.trace is not None and entry.trace.graph_count):
+                return False
+        return len(entries) >= GRAPHLESS_ENTRIES or self._warned_limit
+
     def reset(self):
         """Drop every cache entry: the next call captures afresh."""
         self._entries.clear()
@@ -470,8 +483,7 @@ class Traced:
             if trace.mock is None and trace.top_callees:
                 from .partial import hybrid
 
-                if trace.top_steps <= hybrid.MAX_FRAME_STEPS:
-                    run = hybrid.runner(fn, self._callees)
+                run = hybrid.runner(fn, self._callees, trace.top_steps)
             if config.dump_dir:
                 from .dumping import write_entry
 
@@ -551,6 +563,10 @@ class Traced:
 # keeps changing, such as a loop's test, would fill the cache; under
 # fullgraph a break would raise, so there the cache limit bounds them).
 MAX_ASSUMPTION_RECAPTURES = 2
+
+# Entries without a graph after which a traced callable compiles nothing
+# (:meth:`Traced.compiles_nothing`).
+GRAPHLESS_ENTRIES = 2
 
 
 def _restore_torch_state(trace):

@@ -225,6 +225,106 @@ def test_native_entry_still_traces_its_callees(cls):
     assert backend.runs >= 4, "and later calls ran them"
 
 
+class LongLoopNet(torch.nn.Module):
+    """Its frame runs far more than 2,000 instructions (hybrid.MAX_FRAME_STEPS):
+    natively, its calls diverted, the block still gets its graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        total = 0
+        for i in range(3000):
+            total += i % 7
+        for _ in range(3):
+            x = self.block(x) + x[0, int(x.abs().argmax())]
+        return scaled(x) + total
+
+
+def test_native_entry_of_a_long_frame_still_traces_its_callees():
+    torch.manual_seed(0)
+    net = LongLoopNet()
+    backend = Counting()
+    traced = pyinterp.trace(net, backend=backend)
+    for seed in range(4):
+        x = _x(seed).reshape(1, 4)
+        torch.testing.assert_close(traced(x), net(x))
+    (entry,) = traced.cache_entries()
+    assert entry.kind == "native"
+    assert backend.compiled >= 2 and backend.runs >= 6
+
+
+def add_ints(a, b):
+    return a + b
+
+
+class HelperLoopNet(LongLoopNet):
+    """Calls a helper of Python ints in its loop: the helper's wrapper
+    compiles nothing, so the native entry calls the helper itself."""
+
+    def forward(self, x):
+        total = 0
+        for i in range(50):
+            total = add_ints(total, i)
+        for _ in range(2):
+            x = self.block(x) + x[0, int(x.abs().argmax())]
+        return x + total
+
+
+def test_native_entry_calls_helpers_that_compile_nothing_directly():
+    torch.manual_seed(0)
+    net = HelperLoopNet()
+    traced = pyinterp.trace(net, backend=Counting())
+    x = _x(0).reshape(1, 4)
+    for _ in range(3):
+        torch.testing.assert_close(traced(x), net(x))
+    wrapper, _ = traced._callees.route(add_ints)
+    assert wrapper.compiles_nothing()
+    entries = len(wrapper.cache_entries())
+    for _ in range(2):
+        torch.testing.assert_close(traced(x), net(x))
+    assert len(wrapper.cache_entries()) == entries == 2, "not traced any more"
+    block_wrapper, _ = traced._callees.route(net.block)
+    assert not block_wrapper.compiles_nothing()
+
+
+def logged(fn):
+    def wrapper(*args):
+        LOG.append(fn.__name__)
+        return fn(*args)
+    wrapper.inner = fn
+    return wrapper
+
+
+class DecoratingNet(LoopNet):
+    """Decorates a function and calls ``super()`` in the frame a native
+    entry runs: the decorator gets the function itself."""
+
+    def forward(self, x):
+        @logged
+        def double(t):
+            return t * 2
+
+        k = int(x.abs().argmax())
+        assert type(double.inner) is type(scaled)  # (a plain function, not a wrapper)
+        return double(self.blocks[k % 3](x)) + super().forward(x)
+
+
+def test_native_entry_keeps_decorators_and_super():
+    torch.manual_seed(0)
+    net = DecoratingNet()
+    traced = pyinterp.trace(net, backend=Counting())
+    for seed in range(4):
+        x = _x(seed).reshape(1, 4)
+        del LOG[:]
+        expected = net(x)
+        eager_log = list(LOG)
+        del LOG[:]
+        torch.testing.assert_close(traced(x), expected)
+        assert LOG == eager_log
+
+
 def test_native_entry_callee_exception_propagates():
     class Boom(torch.nn.Module):
         def forward(self, x):
