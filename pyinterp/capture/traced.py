@@ -388,8 +388,6 @@ class Traced:
         its checks one per line, hits, failures counted by check)."""
         from .cacheinfo import entry_info
 
-        from .guardfail import name_parameters
-
         return [entry_info(entry, _describe_guard, brief_failure, name_parameters)
                 for entry in self._entries]
 
