@@ -28,7 +28,7 @@ import types
 import torch
 
 from ... import api
-from ...codegen.divert import CannotDivert, divert_calls
+from ...codegen.divert import divert_calls
 from ...interp import calls
 from ...interp.decode import SUSPENDABLE_FLAGS
 from ..modules import hooks_in_the_way
@@ -88,8 +88,8 @@ def _native_runner(fn, target, bound, callees):
     try:
         diverted = types.FunctionType(divert_calls(code, divert(callees)), target.__globals__,
                                       target.__name__, target.__defaults__, target.__closure__)
-    except CannotDivert:
-        return None
+    except Exception:  # noqa: BLE001 - CannotDivert, or code the rewrite cannot assemble
+        return None  # (the interpreted frame then)
     diverted.__kwdefaults__ = target.__kwdefaults__
     diverted.__qualname__ = target.__qualname__
 
