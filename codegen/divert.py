@@ -33,10 +33,10 @@ which slots hold a ``NULL``, along every jump and into every exception
 handler); a call whose ``NULL`` place is unknown there is not diverted.
 
 The diverting sequence (``c`` the callable, swapped to the top and back
-when arguments sit above it)::
+when arguments sit above it) calls ``divert`` on a copy of ``c`` in the
+shape :class:`.emit.Emitter` makes, then drops ``c`` for the result::
 
-    3.11/3.12:  LOAD_CONST divert; PUSH_NULL; SWAP 3; [PRECALL 1;] CALL 1
-    3.13:       PUSH_NULL; LOAD_CONST divert; SWAP 3; CALL 1
+    c | NULL, divert (3.13: divert, NULL) | COPY 3 | call 1 | SWAP 2; POP_TOP
 
 Line numbers, exception table and every other instruction are kept;
 :class:`CannotDivert` is raised for code this module does not handle
@@ -46,7 +46,7 @@ import inspect
 
 from bytecode import Instr
 
-from .emit import PY312, PY313, assemble, editable
+from .emit import PY312, PY313, Emitter, assemble, editable
 
 _SUSPENDABLE = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
                 | inspect.CO_ITERABLE_COROUTINE)
@@ -73,14 +73,15 @@ def divert_calls(code, divert):
             plain += _as_attribute_load(item)
         else:
             plain.append(item)
-    diverted = _null_calls(plain)
+    diverted = _null_calls(plain)  # index -> the callable's depth
     out = []
     for index, item in enumerate(plain):
-        if index in diverted:
+        depth = diverted.get(index)
+        if depth is not None:
             at = len(out)
             if out and isinstance(out[-1], Instr) and out[-1].name == "KW_NAMES":
                 at -= 1  # (the names are for the user's call, not for divert)
-            out[at:at] = _diverting(_callable_depth(item), divert, item.location)
+            out[at:at] = _diverting(depth, divert, item.location)
         out.append(item)
     bc[:] = out
     return assemble(bc)
@@ -120,8 +121,9 @@ def _callable_depth(instr):
 
 
 def _null_calls(items):
-    """The indexes in ``items`` (instructions, labels, ``TryBegin``...) of
-    the calls whose ``NULL`` place surely holds a ``NULL``.  The stack is
+    """``{index: depth of the callable}`` for the calls in ``items``
+    (instructions, labels, ``TryBegin``...) whose ``NULL`` place surely
+    holds a ``NULL``.  The stack is
     followed as a list of slot kinds (``NULL``, value, unknown); a label
     takes the state of the jumps to it, a handler the unknown slots of its
     ``TryBegin``'s depth.  A ``NULL`` that a later jump to a label already
@@ -129,14 +131,14 @@ def _null_calls(items):
     answer empty; calls are only ever diverted on a ``NULL``, so a value
     turning unknown there changes nothing."""
     labels = _Labels()
-    state, out = [], set()
+    state, out = [], {}
     for index, item in enumerate(items):
         kind = type(item).__name__
         if kind == "Label":
             state = labels.enter(item, state)
         elif kind == "TryBegin":
             if type(item.stack_depth) is not int:
-                return set()
+                return {}
             labels.jump(item.target, [_UNKNOWN] * (
                 item.stack_depth + (1 if item.push_lasti else 0) + 1))
         elif kind == "Instr" and state is not _UNREACHED:
@@ -144,11 +146,11 @@ def _null_calls(items):
             if depth is not None:
                 null_at = depth + (-1 if PY313 else 1)
                 if len(state) >= null_at and state[-null_at] is _NULL:
-                    out.add(index)
+                    out[index] = depth
             if item.has_jump():
                 labels.jump(item.arg, _after(item, state, True))
             state = _UNREACHED if item.is_final() else _after(item, state, False)
-    return out if labels.consistent else set()
+    return out if labels.consistent else {}
 
 
 class _Labels:
@@ -212,15 +214,20 @@ def _after(instr, state, jump):
 
 def _diverting(depth, divert, loc):
     """The instructions that replace the callable at ``depth`` by
-    ``divert(callable)``."""
-    def i(name, arg=None):
-        return Instr(name, location=loc) if arg is None else Instr(name, arg, location=loc)
-
-    if PY313:
-        call = [i("PUSH_NULL"), i("LOAD_CONST", divert), i("SWAP", 3), i("CALL", 1)]
-    else:
-        call = [i("LOAD_CONST", divert), i("PUSH_NULL"), i("SWAP", 3)]
-        call += [i("CALL", 1)] if PY312 else [i("PRECALL", 1), i("CALL", 1)]
-    if depth == 1:
-        return call
-    return [i("SWAP", depth)] + call + [i("SWAP", depth)]
+    ``divert(callable)``: the call ``divert(copy of the callable)`` is made
+    above it (:meth:`.emit.Emitter.call` knows each version's shape), and
+    its result takes the callable's place."""
+    e = Emitter()
+    if depth > 1:
+        e.emit("SWAP", depth)  # (the callable on top)
+    with e.callable():
+        e.load_const(divert)
+    e.emit("COPY", 3)
+    e.call(1)
+    e.emit("SWAP", 2)
+    e.pop_top()
+    if depth > 1:
+        e.emit("SWAP", depth)
+    for instr in e.instructions:
+        instr.location = loc
+    return e.instructions

@@ -128,7 +128,7 @@ def divert(callees, _type=type, _method=types.MethodType, _function=types.Functi
         if found is None:
             return fn
         wrapper, first = found
-        if code is not None and getattr(wrapper, "compiles_nothing", _never)():
+        if code is not None and wrapper.compiles_nothing():  # (a Traced: wrapper_maker)
             direct.add(code)
             return fn
         return wrapper if first is _no_self else _method(wrapper, first)
@@ -136,14 +136,10 @@ def divert(callees, _type=type, _method=types.MethodType, _function=types.Functi
     return to_traced
 
 
-def _never():
-    return False
-
-
 # Callables that never get a traced wrapper: divert gives them back at once.
 _PLAIN_TYPES = frozenset({types.BuiltinFunctionType, types.MethodDescriptorType,
                           types.WrapperDescriptorType, types.MethodWrapperType,
-                          types.ClassMethodDescriptorType, type, type(None), tuple, str, int})
+                          types.ClassMethodDescriptorType, type})
 
 
 class TracedCalleesInterpreter(Interpreter):
