@@ -6,9 +6,14 @@ The generated function has the signature ``guard(args, kwargs)`` and returns
 It never catches exceptions itself: the caller treats a guard that raises
 as a miss.  Its rendering, one line per check with the user's ``file:line``
 that caused it, is what ``explain`` shows.
+
+The metadata checks of most tensors come last, all in one call, with
+the Python checks as the way to find which one failed
+(:mod:`.tensor_checks`).
 """
 from ..refgraph.expr import Call, Compare, Local, Obj, const
 from .function import GeneratedFunction
+from .tensor_checks import TensorBatch
 
 
 def build_guard(guards, nargs, kwnames):
@@ -37,10 +42,34 @@ def build_guard(guards, nargs, kwnames):
     # In order: a function with **kwargs sees their order.
     check(Compare("==", Call(Obj(tuple, "tuple"), (Local("kwargs"),)),
                   const(tuple(kwnames))), -1)
-    g.count_uses(lambda resolve: [list(guard.checks(resolve)) for guard in guards])
+    batch = TensorBatch(guards)
+
+    def in_place(guard, index, resolve):
+        # A batched tensor keeps its type check here; the rest waits for the end.
+        return [guard.type_check(resolve)] if index in batch else guard.checks(resolve)
+
+    def at_end(resolve):
+        if not batch.indices:
+            return []
+        return [batch.fast_check(guards, resolve)] + [
+            guards[index].metadata_check(resolve) for index in batch.indices]
+
+    g.count_uses(lambda resolve: [in_place(guard, index, resolve)
+                                  for index, guard in enumerate(guards)] + [at_end(resolve)])
     for index, guard in enumerate(guards):
-        for expr in guard.checks(g.resolve):
+        for expr in in_place(guard, index, g.resolve):
             check(expr, index, guard.site)
+    if batch.indices:
+        # All batched tensors pass in one call, or the Python checks decide.
+        slow = e.label()
+        fast = batch.fast_check(guards, g.resolve)
+        g.line(lambda: "if (%s): return True" % g.c.render(fast))
+        g.c.emit(fast)
+        e.jump_if_false(slow)
+        e.return_const(True)
+        e.place(slow)
+        for index in batch.indices:
+            check(guards[index].metadata_check(g.resolve), index, guards[index].site)
     g.line("return True")
     e.return_const(True)
     for label, index in failures:

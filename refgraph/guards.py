@@ -190,18 +190,29 @@ class TensorMatch(Guard):
     shape: tuple = ()
     stride: tuple = ()
     requires_grad: bool = False
+    # A weak reference to the tensor that was read (not a guarded object:
+    # its death retires nothing); the guard code may check it together
+    # with the other tensors of the entry (:mod:`pyinterp.codegen.tensor_checks`).
+    example: object = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     def checks(self, resolve):
+        return [self.type_check(resolve), self.metadata_check(resolve)]
+
+    def type_check(self, resolve):
+        """``type(value) is tp``."""
+        return Compare("is", Call(_type, (resolve(self.source),)), Obj(self.tp, _name(self.tp)))
+
+    def metadata_check(self, resolve):
+        """Everything else, as one tuple comparison (fewer instructions to
+        assemble and run)."""
         v = resolve(self.source)
-        # One tuple comparison: fewer instructions to assemble and run.
         seen = Build("tuple", (GetAttr(v, "dtype"), GetAttr(v, "device"), GetAttr(v, "shape"),
                                Call(GetAttr(v, "stride")), GetAttr(v, "requires_grad")))
         expected = Build("tuple", (Obj(self.dtype, "torch.%s" % str(self.dtype)[6:]),
                                    Obj(self.device, "device(%r)" % str(self.device)),
                                    const(self.shape), const(self.stride),
                                    const(self.requires_grad)))
-        return [Compare("is", Call(_type, (v,)), Obj(self.tp, _name(self.tp))),
-                Compare("==", seen, expected)]
+        return Compare("==", seen, expected)
 
 
 @attrs.define

@@ -12,6 +12,7 @@
   guard.
 """
 import types
+import weakref
 
 import attrs
 
@@ -199,7 +200,8 @@ class RefGraph:
                 shape, stride = tuple(value.shape), tuple(value.stride())
             self.add_guard(G.TensorMatch(
                 source, tp=tp, dtype=value.dtype, device=value.device,
-                shape=shape, stride=stride, requires_grad=value.requires_grad, site=site))
+                shape=shape, stride=stride, requires_grad=value.requires_grad, site=site,
+                example=weakref.ref(value)))
             self._tensor_sources.append(source)
         elif tp in _IDENTITY_TYPES or issubclass(tp, type) or _is_enum_member(value):
             # (a class by identity whatever its metaclass: ABCMeta, EnumMeta...)
