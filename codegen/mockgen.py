@@ -34,14 +34,14 @@ _IMMUTABLE_LEAVES = (int, float, bool, str, bytes, complex, type(None), type(Ell
                      range, slice)
 
 
-def rebuild_object(cls, state, items=None):
+def rebuild_object(cls, base, state, items=None):
     """A new ``cls`` instance with ``state`` as its attributes (and
     ``items``: the keys and values of a dict subclass, the items of a
     list, tuple, set or frozenset subclass), made without calling
     ``__init__``: how the mock recreates objects (dataclasses,
     ``ModelOutput``, a ``StoppingCriteriaList``) that the traced run
-    created."""
-    base = _layout_base(cls)
+    created.  ``base``: ``_layout_base(cls)``, found when the mock was
+    made (a class's layout cannot change)."""
     if base is tuple or base is frozenset:
         obj = base.__new__(cls, items or ())  # (immutable: the items go in at birth)
     else:
@@ -284,7 +284,8 @@ class MockBuilder:
         if kind == "namedtuple":
             return Call(Obj(tp, tp.__qualname__), self._items(value))
         state, items = _object_state(value)
-        args = [Obj(tp, tp.__qualname__),
+        base = _layout_base(tp)
+        args = [Obj(tp, tp.__qualname__), Obj(base, base.__qualname__),
                 Build("dict", tuple((const(k), self.value(v)) for k, v in state.items()))]
         if type(items) is list:
             args.append(Build("tuple", self._items(items)))
