@@ -222,3 +222,11 @@ def test_traced_module_hits_and_misses_as_eager_would():
     x2 = x.double()
     torch.testing.assert_close(traced(x2, y.double()), net(x2, y.double()), rtol=0, atol=0)
     assert len(traced._entries.snapshot) == 2
+    # The checker made when the guard was built passes on a hit's tensors
+    # (the fast path is taken, not only the Python checks).
+    entry = traced._entries.snapshot[0]
+    (checker,) = [v for v in entry.guard.__globals__.values()
+                  if type(v) is tensor_checks.TensorGuards]
+    guards = entry.trace.guards
+    tensors = [guards[i].example() for i in tensor_checks.TensorBatch(guards).indices]
+    assert len(tensors) == 3 and checker.check(*tensors)
