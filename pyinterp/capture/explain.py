@@ -9,6 +9,7 @@ the mock.  ``print(explanation)`` shows a one-screen summary;
 Given a traced function, it also reports that function's cache: its
 entries and the guards that failed (its recompiles).
 """
+import inspect
 from typing import Any, Callable
 
 from . import explain_text, torchversion
@@ -133,8 +134,19 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
 
     The call really runs (once); its result is ``explanation.result``.
     ``print(explanation)`` shows a summary, ``explanation.details()`` all.
+
+    ``explain(fn)(*args, **kwargs)``, ``torch._dynamo.explain``'s form,
+    does the same: given no arguments for a function that needs some,
+    ``explain`` returns the function that explains a call with them.  (A
+    function that needs none is explained at once, called with none.)
     """
     torchversion.require_torch("pyinterp.explain")
+    if not args and not kwargs and _needs_arguments(fn):
+        def explain_call(*args, **kwargs):
+            return explain(fn, *args, **kwargs)
+
+        explain_call.__doc__ = "explain(%s, *args, **kwargs)" % _name_of(fn)
+        return explain_call
     from . import ddp_forward
 
     cache = policy = None
@@ -158,3 +170,25 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     if trace is None:
         trace = capture(fn, args, kwargs, roots_of(fn), explain=True, dim_policy=policy)
     return Explanation(trace, name, cache)
+
+
+def _needs_arguments(fn):
+    """Does calling ``fn`` with no arguments fail to bind (a module: its
+    ``forward``)?  False where the signature cannot be read."""
+    target = as_traced(fn)
+    if isinstance(target, Traced):
+        target = target.__wrapped__
+    forward = getattr(target, "forward", None)
+    if forward is not None and callable(target) and not inspect.isroutine(target):
+        target = forward  # (an nn.Module: its __call__ takes *args, **kwargs)
+    try:
+        inspect.signature(target).bind()
+    except TypeError:
+        return True
+    except ValueError:  # (no signature: a builtin)
+        return False
+    return False
+
+
+def _name_of(fn):
+    return getattr(fn, "__qualname__", None) or type(fn).__name__

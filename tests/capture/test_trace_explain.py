@@ -5,6 +5,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="pyinterp.trace tests need torch")
 
 import pyinterp  # noqa: E402
+from pyinterp.capture.explain import Explanation  # noqa: E402
 from torch import nn  # noqa: E402
 
 from trace_support import fresh, line_of  # noqa: E402
@@ -248,3 +249,37 @@ def test_explain_of_a_result_the_mock_cannot_rebuild():
     for _ in range(2):
         out, it = traced(torch.ones(3))
         assert torch.equal(out, torch.ones(3) * 2) and list(it) == [1]
+
+
+# -- explain(fn)(*args): torch._dynamo.explain's form -----------------------------
+
+
+def _zero_args():
+    return torch.ones(2) * EXPLAIN_SCALE
+
+
+def test_curried_form_explains_the_call_with_those_arguments():
+    x = fresh(3)
+    later = pyinterp.explain(two_breaks)
+    assert callable(later) and not isinstance(later, Explanation)
+    curried, direct = later(x), pyinterp.explain(two_breaks, x)
+    assert curried.guards == direct.guards
+    assert (curried.graph_count, curried.graph_break_count, curried.ops_per_graph) \
+        == (direct.graph_count, direct.graph_break_count, direct.ops_per_graph)
+    assert torch.equal(curried.result, two_breaks(x))
+
+
+def test_curried_form_for_a_module_and_a_traced_module():
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    x = fresh(2, 4)
+    assert pyinterp.explain(model)(x).graph_count == 1
+    traced = pyinterp.trace(model, backend="eager")
+    traced(x)
+    exp = pyinterp.explain(traced)(x)
+    assert exp.graph_count == 1 and torch.equal(exp.result, model(x))
+
+
+def test_function_that_needs_no_arguments_is_explained_at_once():
+    exp = pyinterp.explain(_zero_args)
+    assert isinstance(exp, Explanation) and exp.graph_count == 1
+    assert torch.equal(exp.result, _zero_args())
