@@ -314,12 +314,13 @@ class Capture:
         return (frame, frame.lasti) if frame is not None else ()
 
     # -- breaks -------------------------------------------------------------
-    def break_graph(self, kind, message):
+    def break_graph(self, kind, message, site=None):
         """The run met something it cannot capture: raise under fullgraph,
-        else stop capturing (the run finishes in the interpreter)."""
+        else stop capturing (the run finishes in the interpreter).
+        ``site``: where, when no frame is running (the run is over)."""
         if self.speculation.depth:
             raise Speculating(message)
-        site = self.site()
+        site = self.site() or site
         record = BreakRecord(kind, message, *(site or (None, None)))
         if self.recording.sizes is not None:
             self.recording.sizes.give_up("a graph break (%s)" % record.message, breaking=True)

@@ -221,11 +221,11 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
         values = [result] + [v for eff in rg.effects for v in _effect_values(eff)]
         try:
             outputs = graph_outputs(walker, values)
-        except Unrepresentable as e:
-            cap.break_graph(e.kind, e.message)
+        except Unrepresentable as e:  # (the result or a write: name the function)
+            cap.break_graph(e.kind, e.message, _definition_site(target))
         why = assumptions.check_finished(rec)
         if why is not None:
-            cap.break_graph("data-dependent-value", why)
+            cap.break_graph("data-dependent-value", why, _definition_site(target))
         if explain and cap.breaks.records:  # (the result or an effect broke)
             return _explained_with_breaks(out, cap, build_guard, args, kwargs)
     out.breaks = list(cap.breaks.records)
@@ -268,7 +268,7 @@ def _capture(target, args, kwargs, roots, backend, fullgraph, explain, callees, 
             builder.effect(eff)
         out.mock, out.mock_listing = builder.finish(result)
     except Unrepresentable as e:  # pragma: no cover - graph_outputs checked the values
-        cap.break_graph(e.kind, e.message)
+        cap.break_graph(e.kind, e.message, _definition_site(target))
         out.breaks = list(cap.breaks.records)
         out.mock = None
     return out
@@ -301,6 +301,14 @@ def _top_code(target):
         return fn.__code__
     forward = getattr(type(fn), "forward", None)
     return getattr(forward, "__code__", None)
+
+
+def _definition_site(target):
+    """``(filename, first line)`` of the traced function (a module's
+    ``forward``), for what is found wrong after its run: its result, or
+    a value it wrote; None where there is no code."""
+    code = _top_code(target)
+    return (code.co_filename, code.co_firstlineno) if code is not None else None
 
 
 def _splitter(backend, callees):

@@ -244,6 +244,10 @@ def test_explain_of_a_result_the_mock_cannot_rebuild():
     exp = pyinterp.explain(fn, torch.ones(3))
     assert [r.kind for r in exp.break_reasons] == ["unsupported-value"]
     assert "list_iterator" in exp.break_reasons[0].message
+    # (found after the run: it names the function, not an unknown place)
+    where = exp.break_reasons[0]
+    assert (where.filename, where.lineno) == (THIS_FILE, fn.__code__.co_firstlineno)
+    assert "<unknown>" not in str(exp)
     assert exp.graph_count == 1 and exp.ops_per_graph == [1]
     traced = pyinterp.trace(fn, backend="eager")
     for _ in range(2):
