@@ -25,18 +25,18 @@ def build_guard(guards, nargs, kwnames):
     """
     g = GeneratedFunction("guard", ["args", "kwargs"], "<pyinterp-guard>")
     e = g.e
-    failures = []
 
     def check(expr, index, site=None):
-        # Checks of one guard share its failure return.
-        if failures and failures[-1][1] == index:
-            label = failures[-1][0]
-        else:
-            label = e.label()
-            failures.append((label, index))
+        # The failure's return right after the test: every jump is short (a
+        # jump to a shared return at the end of a guard of a thousand checks
+        # needs an EXTENDED_ARG that runs on every call, and makes
+        # ``bytecode``'s jump sizing slow).
         g.line(lambda: "if not (%s): return %d" % (g.c.render(expr), index), site)
         g.c.emit(expr)
-        e.jump_if_false(label)
+        passed = e.label()
+        e.jump_if_true(passed)
+        e.return_const(index)
+        e.place(passed)
 
     check(Compare("==", Call(Obj(len, "len"), (Local("args"),)), const(nargs)), -1)
     # In order: a function with **kwargs sees their order.
@@ -72,9 +72,6 @@ def build_guard(guards, nargs, kwnames):
             check(guards[index].metadata_check(g.resolve), index, guards[index].site)
     g.line("return True")
     e.return_const(True)
-    for label, index in failures:
-        e.place(label)
-        e.return_const(index)
     return g.build()
 
 
