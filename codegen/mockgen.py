@@ -177,7 +177,7 @@ class Walker:
                 return list(value.keys()) + list(value.values())
             return list(value)
         if kind == "object":
-            state, items = _object_state(value)
+            state, items, _ = _object_state(value)
             if type(items) is list:
                 return list(state.values()) + items
             return list(state.values()) + list(items.values()) + list(items.keys())
@@ -283,8 +283,7 @@ class MockBuilder:
             return Build(tp.__name__, self._items(value))
         if kind == "namedtuple":
             return Call(Obj(tp, tp.__qualname__), self._items(value))
-        state, items = _object_state(value)
-        base = _layout_base(tp)
+        state, items, base = _object_state(value)
         args = [Obj(tp, tp.__qualname__), Obj(base, base.__qualname__),
                 Build("dict", tuple((const(k), self.value(v)) for k, v in state.items()))]
         if type(items) is list:
@@ -451,6 +450,8 @@ def _instance_dict(value):
 
 
 def _object_state(value):
+    """``value``'s attributes, its items (a builtin container's subclass)
+    and its class's layout base (:func:`_layout_base`)."""
     state = dict(_instance_dict(value) or {})
     for cls in type(value).__mro__:
         for slot in getattr(cls, "__slots__", ()) if "__slots__" in cls.__dict__ else ():
@@ -466,4 +467,4 @@ def _object_state(value):
         items = list(base.__iter__(value))  # (C level: a Python __iter__ does not run)
     else:
         items = {}
-    return state, items
+    return state, items, base

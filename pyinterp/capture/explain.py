@@ -9,13 +9,13 @@ the mock.  ``print(explanation)`` shows a one-screen summary;
 Given a traced function, it also reports that function's cache: its
 entries and the guards that failed (its recompiles).
 """
-import inspect
 from typing import Any, Callable
 
 from . import explain_text, torchversion
 from .guardfail import name_parameters
 from .specialized import specializations
-from .traced import Traced, as_traced, brief_failure, capture, describe_guard, roots_of
+from .traced import (Traced, as_traced, brief_failure, capture, describe_guard, roots_of,
+                     signature_of)
 
 class Explanation:
     """The report of :func:`explain`.
@@ -173,16 +173,13 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
 
 
 def _needs_arguments(fn):
-    """Does calling ``fn`` with no arguments fail to bind (a module: its
-    ``forward``)?  False where the signature cannot be read."""
+    """Does calling ``fn`` with no arguments fail to bind?  False where
+    its signature cannot be read."""
     target = as_traced(fn)
     if isinstance(target, Traced):
         target = target.__wrapped__
-    forward = getattr(target, "forward", None)
-    if forward is not None and callable(target) and not inspect.isroutine(target):
-        target = forward  # (an nn.Module: its __call__ takes *args, **kwargs)
     try:
-        inspect.signature(target).bind()
+        signature_of(target).bind()
     except TypeError:
         return True
     except ValueError:  # (no signature: a builtin)

@@ -656,16 +656,22 @@ def _describe_guard(trace, index):
     return describe_guard(trace.guards[index], trace.param_names)
 
 
-def parameter_names(fn):
-    """The positional parameter names a traced call's ``args`` map to (a
-    module's are its ``forward``'s: its ``__call__`` takes ``*args``)."""
+def signature_of(fn):
+    """The signature a call of ``fn`` binds to (a module's is its
+    ``forward``'s: its ``__call__`` takes ``*args``); raises ``TypeError``
+    or ``ValueError`` where there is none."""
     import inspect
 
     if not isinstance(fn, (types.FunctionType, types.MethodType)) and callable(
             getattr(type(fn), "forward", None)):
         fn = fn.forward
+    return inspect.signature(fn)
+
+
+def parameter_names(fn):
+    """The positional parameter names a traced call's ``args`` map to."""
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = signature_of(fn).parameters.values()
     except (TypeError, ValueError):
         return ()
     return tuple(p.name for p in params
